@@ -1,0 +1,31 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+func init() {
+	register(scenario{order: 10, name: "timeout", title: "Timeout: no call takes longer than 50ms", run: timeoutTour})
+}
+
+func timeoutTour(ctx context.Context, w io.Writer) error {
+	svc := newService(ok(10*time.Millisecond), hang(300*time.Millisecond), ok(20*time.Millisecond))
+	policy := resilience.Timeout[string](50 * time.Millisecond)
+
+	for i := 1; i <= 3; i++ {
+		start := time.Now()
+		v, err := resilience.Do(ctx, policy, svc.Call)
+		switch {
+		case err == nil:
+			fmt.Fprintf(w, "call %d: %s after %s\n", i, v, since(start))
+		default:
+			fmt.Fprintf(w, "call %d: %v after %s (the service ignored its context and is still running)\n", i, err, since(start))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Timeout returns a policy that gives fn at most d to return.
+//
+// By default the policy returns at the deadline even when fn ignores its
+// context: fn runs in a goroutine of its own, and when the deadline passes
+// first, Execute returns an error matching [ErrTimeout] (and
+// context.DeadlineExceeded) while fn goes on until it returns, its result
+// dropped. Nothing is left behind once fn returns. [WithCooperative] runs fn
+// in the caller's goroutine instead, which is cheaper, and relies on fn
+// returning when its context ends.
+//
+// The context fn receives carries the deadline, and ErrTimeout as its cause
+// (see [context.Cause]) when it comes from the real clock. When the caller's
+// own context ends first, Execute returns the caller's error, not ErrTimeout.
+//
+// A panic in fn reaches the caller's goroutine with its original value. A
+// panic in an abandoned fn, one that has outlived its deadline, reaches no
+// caller: it is dropped, after being handed to the [WithLatePanicHandler]
+// hook if there is one.
+//
+// A d of 0 means no timeout: fn is called directly. Timeout panics if d is
+// negative.
+func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: Timeout: duration must not be negative, got %v", d))
+	}
+	var cfg timeoutConfig
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: Timeout: option is nil")
+		}
+		o.applyTimeout(&cfg)
+	}
+	return &timeout[T]{d: d, timeoutConfig: cfg}
+}
+
+// TimeoutOption configures [Timeout]. [WithClock] is one too.
+type TimeoutOption interface {
+	applyTimeout(*timeoutConfig)
+}
+
+type timeoutConfig struct {
+	clock       clock.Clock // nil: the real clock, through the context package
+	cooperative bool
+	onLatePanic func(*PanicError)
+}
+
+type timeoutOptionFunc func(*timeoutConfig)
+
+func (f timeoutOptionFunc) applyTimeout(c *timeoutConfig) { f(c) }
+
+func (o ClockOption) applyTimeout(c *timeoutConfig) { c.clock = o.c }
+
+// WithCooperative makes a [Timeout] run fn in the caller's goroutine and rely
+// on fn returning when its context ends. It costs little more than
+// context.WithTimeout, but a fn that ignores its context holds the caller
+// past the deadline. When fn returns an error after the deadline, the error
+// matches both ErrTimeout and fn's own error. By default a Timeout is not
+// cooperative.
+func WithCooperative() TimeoutOption {
+	return timeoutOptionFunc(func(c *timeoutConfig) { c.cooperative = true })
+}
+
+// WithLatePanicHandler sets a hook for panics that a [Timeout] cannot deliver:
+// those of an fn that panics after its deadline, when no caller waits for it
+// any more. The hook runs in fn's goroutine. By default such panics are
+// dropped silently; they never crash the process. It panics if f is nil.
+func WithLatePanicHandler(f func(*PanicError)) TimeoutOption {
+	if f == nil {
+		panic("resilience: WithLatePanicHandler: handler is nil")
+	}
+	return timeoutOptionFunc(func(c *timeoutConfig) { c.onLatePanic = f })
+}
+
+type timeout[T any] struct {
+	d time.Duration
+	timeoutConfig
+	calls sync.Pool // of *timedCall[T], reused when the caller got the result
+}
+
+func (t *timeout[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	return t.around(ctx, nil, fn)
+}
+
+func (t *timeout[T]) around(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+	if t.d == 0 {
+		return next.call(ctx, fn)
+	}
+	if t.cooperative {
+		return t.cooperate(ctx, next, fn)
+	}
+	return t.race(ctx, next, fn)
+}
+
+// withDeadline derives fn's context from the configured clock.
+func (t *timeout[T]) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.clock == nil {
+		return context.WithTimeoutCause(ctx, t.d, ErrTimeout)
+	}
+	// clock.Clock's contexts take no cause; expired reports the timeout.
+	return t.clock.WithTimeout(ctx, t.d)
+}
+
+// expired is the error for a derived context tctx that has ended: the
+// parent's error when the parent ended, otherwise ErrTimeout.
+func expired(parent context.Context) error {
+	if err := parent.Err(); err != nil {
+		return err
+	}
+	return ErrTimeout
+}
+
+func (t *timeout[T]) cooperate(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+	tctx, cancel := t.withDeadline(ctx)
+	defer cancel()
+	v, err := next.call(tctx, fn)
+	if err != nil && tctx.Err() != nil {
+		if err2 := expired(ctx); err2 == ErrTimeout {
+			err = &timeoutError{err: err}
+		}
+	}
+	return v, err
+}
+
+// timeoutError is a cooperative fn's error after its deadline: ErrTimeout and
+// fn's error at once.
+type timeoutError struct{ err error }
+
+func (e *timeoutError) Error() string   { return "resilience: timeout: " + e.err.Error() }
+func (e *timeoutError) Unwrap() []error { return []error{ErrTimeout, e.err} }
+
+// Call states of a timedCall: whoever moves it out of running decides who
+// owns the result.
+const (
+	callRunning int32 = iota
+	callFinished
+	callAbandoned
+)
+
+// timedCall is one run of fn in its own goroutine. The goroutine writes the
+// outcome and then, if it wins the state change, sends on done; the caller
+// either receives or, at the deadline, abandons the call. done is buffered so
+// that the goroutine never blocks.
+type timedCall[T any] struct {
+	state atomic.Int32
+	done  chan struct{}
+	v     T
+	err   error
+	panic *PanicError
+}
+
+func (t *timeout[T]) race(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+	tctx, cancel := t.withDeadline(ctx)
+	c, _ := t.calls.Get().(*timedCall[T])
+	if c == nil {
+		c = &timedCall[T]{done: make(chan struct{}, 1)}
+	}
+	go c.run(tctx, next, fn, t.onLatePanic)
+
+	select {
+	case <-c.done:
+	case <-tctx.Done():
+		if c.state.CompareAndSwap(callRunning, callAbandoned) {
+			cancel()
+			var zero T
+			return zero, expired(ctx)
+		}
+		<-c.done // fn finished at the deadline: its outcome wins
+	}
+	cancel()
+	v, err, pe := c.v, c.err, c.panic
+	var zero T
+	c.v, c.err, c.panic = zero, nil, nil
+	c.state.Store(callRunning)
+	t.calls.Put(c)
+	if pe != nil {
+		if pe.Value == errGoexit {
+			return v, pe
+		}
+		panic(pe.Value)
+	}
+	return v, err
+}
+
+// run calls fn and hands its outcome, or its panic, to the caller if the
+// caller still waits.
+func (c *timedCall[T]) run(ctx context.Context, next *link[T], fn Func[T], onLatePanic func(*PanicError)) {
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		c.panic = newPanicError(recover())
+		if c.state.CompareAndSwap(callRunning, callFinished) {
+			c.done <- struct{}{}
+		} else if onLatePanic != nil {
+			onLatePanic(c.panic)
+		}
+	}()
+	v, err := next.call(ctx, fn)
+	finished = true
+	c.v, c.err = v, err
+	if c.state.CompareAndSwap(callRunning, callFinished) {
+		c.done <- struct{}{}
+	}
+}
