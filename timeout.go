@@ -125,12 +125,17 @@ func (t *timeout[T]) cooperate(ctx context.Context, next *link[T], fn Func[T]) (
 	tctx, cancel := t.withDeadline(ctx)
 	defer cancel()
 	v, err := next.call(tctx, fn)
-	if err != nil && tctx.Err() != nil {
-		if err2 := expired(ctx); err2 == ErrTimeout {
-			err = &timeoutError{err: err}
-		}
+	return v, timedOut(ctx, tctx, err)
+}
+
+// timedOut turns fn's error into a timeout when fn's context ended by its
+// deadline rather than by the parent's end: fn most likely failed because
+// of it.
+func timedOut(parent, tctx context.Context, err error) error {
+	if err != nil && tctx.Err() != nil && parent.Err() == nil {
+		return &timeoutError{err: err}
 	}
-	return v, err
+	return err
 }
 
 // timeoutError is a cooperative fn's error after its deadline: ErrTimeout and
@@ -178,8 +183,8 @@ func (t *timeout[T]) race(ctx context.Context, next *link[T], fn Func[T]) (T, er
 		}
 		<-c.done // fn finished at the deadline: its outcome wins
 	}
+	v, err, pe := c.v, timedOut(ctx, tctx, c.err), c.panic
 	cancel()
-	v, err, pe := c.v, c.err, c.panic
 	var zero T
 	c.v, c.err, c.panic = zero, nil, nil
 	c.state.Store(callRunning)

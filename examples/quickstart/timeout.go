@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -14,17 +15,19 @@ func init() {
 }
 
 func timeoutTour(ctx context.Context, w io.Writer) error {
-	svc := newService(ok(10*time.Millisecond), hang(300*time.Millisecond), ok(20*time.Millisecond))
+	svc := newService(ok(10*time.Millisecond), hang(300*time.Millisecond), fail(20*time.Millisecond), ok(20*time.Millisecond))
 	policy := resilience.Timeout[string](50 * time.Millisecond)
 
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 4; i++ {
 		start := time.Now()
 		v, err := resilience.Do(ctx, policy, svc.Call)
 		switch {
 		case err == nil:
 			fmt.Fprintf(w, "call %d: %s after %s\n", i, v, since(start))
-		default:
+		case errors.Is(err, resilience.ErrTimeout):
 			fmt.Fprintf(w, "call %d: %v after %s (the service ignored its context and is still running)\n", i, err, since(start))
+		default:
+			fmt.Fprintf(w, "call %d: failed after %s: %v\n", i, since(start), err)
 		}
 	}
 	return nil

@@ -1,0 +1,54 @@
+// Package resilience makes calls to unreliable things safe. Typed policies
+// (timeout, retry with pluggable backoff, circuit breaker, bulkhead) guard
+// any [Func] — a func(ctx) (T, error) — and compose in one line; a typed
+// [Batcher] turns many single calls into batch calls.
+//
+//	users := resilience.Compose(resilience.Timeout[User](2*time.Second), resilience.Guarded[User](breaker))
+//	u, err := resilience.Do(ctx, users, func(ctx context.Context) (User, error) { return api.User(ctx, id) })
+//
+// Policies, guards and batchers are safe for concurrent use. Build them once
+// and share them: a breaker protects a service only when every call to it
+// goes through the same breaker.
+//
+// # Policies and guards
+//
+// A [Policy] wraps a call: [Timeout] bounds how long it may take, Retry
+// repeats it when it fails. A [Guard] is a gate shared by calls of every
+// result type — a [Breaker] or a [Bulkhead] — made into a policy for one
+// result type by [Guarded]. A [PolicyFunc] turns a function of your own into
+// a policy.
+//
+// # Composition
+//
+// [Compose] runs its policies around each other, the first outermost. The
+// usual order is
+//
+//	Compose(Timeout, Retry, Guarded(breaker), Guarded(bulkhead))
+//
+// so that the timeout bounds the whole call including retries and their
+// waits, every attempt is recorded by the breaker (whose refusals tell the
+// retry how long to wait), and a bulkhead slot is held only while fn runs. A
+// Timeout inside the Retry bounds each attempt instead. Composing the
+// package's own policies adds no allocation to a call.
+//
+// # Errors
+//
+// Every error the package makes matches one of its sentinels with
+// [errors.Is] — [ErrTimeout], [ErrRetriesExhausted], [ErrBreakerOpen],
+// [ErrBulkheadFull], [ErrBatcherClosed] — and keeps the underlying cause
+// reachable, so errors.Is(err, io.ErrUnexpectedEOF) still holds through a
+// retry. ErrTimeout also matches context.DeadlineExceeded. When the caller's
+// own context ends, the caller gets the context's error.
+//
+// A panic in fn is not swallowed: guards record it as a failure, receiving
+// a *[PanicError], release what they hold, and the panic continues with its
+// original value.
+//
+// # Testing
+//
+// Every wait and every reading of the time goes through a
+// github.com/benbjohnson/clock Clock. Pass [WithClock] with a *clock.Mock to
+// any policy, guard or batcher and move time with the mock's Add. Code where
+// goroutines meet real timers can instead run in a testing/synctest bubble,
+// where the real clock is fake.
+package resilience
