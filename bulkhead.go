@@ -244,6 +244,11 @@ func (b *Bulkhead) Enter(ctx context.Context) (done func(err error), err error) 
 	return b.doneFunc, nil
 }
 
-func (b *Bulkhead) enter(ctx context.Context) (uint64, error) { return 0, b.Acquire(ctx) }
+func (b *Bulkhead) enter(ctx context.Context) (uint64, error) {
+	if b.TryAcquire() { // kept apart from Acquire's larger frame
+		return 0, nil
+	}
+	return 0, b.Acquire(ctx)
+}
 
 func (b *Bulkhead) exit(uint64, error) { b.Release() }

@@ -120,7 +120,8 @@ type link[T any] struct {
 	next   *link[T]
 }
 
-// call runs the chain from l inwards, ending in fn.
+// call runs the chain from l inwards, ending in fn. It is small enough to
+// be inlined into every stage, which keeps the chain one frame a layer.
 func (l *link[T]) call(ctx context.Context, fn Func[T]) (T, error) {
 	if l == nil {
 		return fn(ctx)
@@ -128,6 +129,12 @@ func (l *link[T]) call(ctx context.Context, fn Func[T]) (T, error) {
 	if l.stage != nil {
 		return l.stage.around(ctx, l.next, fn)
 	}
+	return l.callPolicy(ctx, fn)
+}
+
+// callPolicy runs a policy that is not one of ours, with the rest of the
+// chain as its fn.
+func (l *link[T]) callPolicy(ctx context.Context, fn Func[T]) (T, error) {
 	next := l.next
 	return l.policy.Execute(ctx, func(ctx context.Context) (T, error) { return next.call(ctx, fn) })
 }

@@ -1,0 +1,409 @@
+// Package benchmarks measures resilience beside its peers, doing the same
+// work in each row: run ./run for the table.
+package benchmarks
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	cenkalti "github.com/cenkalti/backoff/v7"
+	eabatcher "github.com/eapache/go-resiliency/batcher"
+	eabreaker "github.com/eapache/go-resiliency/breaker"
+	eadeadline "github.com/eapache/go-resiliency/deadline"
+	earetrier "github.com/eapache/go-resiliency/retrier"
+	easemaphore "github.com/eapache/go-resiliency/semaphore"
+	"github.com/failsafe-go/failsafe-go"
+	fsbulkhead "github.com/failsafe-go/failsafe-go/bulkhead"
+	fsbreaker "github.com/failsafe-go/failsafe-go/circuitbreaker"
+	fsretry "github.com/failsafe-go/failsafe-go/retrypolicy"
+	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
+	"github.com/graph-gophers/dataloader/v7"
+	retrygo "github.com/avast/retry-go/v5"
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/faf87a20/resilience"
+)
+
+var errTransient = errors.New("transient")
+
+func work() (int, error)                  { return 1, nil }
+func workCtx(context.Context) (int, error) { return 1, nil }
+
+// flaky fails the first and second of every three calls.
+type flaky struct{ n int }
+
+func (f *flaky) call() (int, error) {
+	f.n++
+	if f.n%3 != 0 {
+		return 0, errTransient
+	}
+	return f.n, nil
+}
+func (f *flaky) callCtx(context.Context) (int, error) { return f.call() }
+func (f *flaky) run() error                            { _, err := f.call(); return err }
+
+func BenchmarkBare(b *testing.B) {
+	b.Run("direct", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = work()
+		}
+	})
+	b.Run("resilience", func(b *testing.B) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = resilience.Do[int](ctx, nil, workCtx)
+		}
+	})
+}
+
+func BenchmarkRetrySuccess(b *testing.B) {
+	ctx := context.Background()
+	b.Run("resilience", func(b *testing.B) {
+		p := resilience.Retry[int]()
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		ex := failsafe.With[int](fsretry.NewWithDefaults[int]())
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = ex.Get(work)
+		}
+	})
+	b.Run("go-resiliency", func(b *testing.B) {
+		r := earetrier.New(earetrier.ConstantBackoff(2, 0), nil)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = r.RunCtx(ctx, func(context.Context) error { _, err := work(); return err })
+		}
+	})
+	b.Run("cenkalti-backoff", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = cenkalti.Retry(ctx, work, cenkalti.WithBackOff(&cenkalti.ZeroBackOff{}), cenkalti.WithMaxTries(3))
+		}
+	})
+	b.Run("retry-go", func(b *testing.B) {
+		r := retrygo.NewWithData[int](retrygo.Attempts(3), retrygo.Delay(0), retrygo.DelayType(retrygo.FixedDelay))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = r.Do(work)
+		}
+	})
+}
+
+func BenchmarkRetryFailFailSucceed(b *testing.B) {
+	ctx := context.Background()
+	b.Run("resilience", func(b *testing.B) {
+		p := resilience.Retry[int](resilience.WithBackoff(resilience.Constant(0)))
+		fn := (&flaky{}).callCtx
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, fn)
+		}
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		ex := failsafe.With[int](fsretry.NewWithDefaults[int]())
+		fn := (&flaky{}).call
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = ex.Get(fn)
+		}
+	})
+	b.Run("go-resiliency", func(b *testing.B) {
+		r := earetrier.New(earetrier.ConstantBackoff(2, 0), nil)
+		fn := (&flaky{}).run
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = r.Run(fn)
+		}
+	})
+	b.Run("cenkalti-backoff", func(b *testing.B) {
+		fn := (&flaky{}).call
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = cenkalti.Retry(ctx, fn, cenkalti.WithBackOff(&cenkalti.ZeroBackOff{}), cenkalti.WithMaxTries(3))
+		}
+	})
+	b.Run("retry-go", func(b *testing.B) {
+		r := retrygo.NewWithData[int](retrygo.Attempts(3), retrygo.Delay(0), retrygo.DelayType(retrygo.FixedDelay))
+		fn := (&flaky{}).call
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = r.Do(fn)
+		}
+	})
+}
+
+// breakers returns a closed breaker of each library, as a call to run.
+func breakers() []struct {
+	name string
+	call func() (int, error)
+} {
+	ctx := context.Background()
+	ours := resilience.Guarded[int](resilience.NewBreaker())
+	gb := gobreaker.NewCircuitBreaker[int](gobreaker.Settings{})
+	fs := failsafe.With[int](fsbreaker.NewWithDefaults[int]())
+	ea := eabreaker.New(5, 1, 30*time.Second)
+	return []struct {
+		name string
+		call func() (int, error)
+	}{
+		{"resilience", func() (int, error) { return ours.Execute(ctx, workCtx) }},
+		{"gobreaker", func() (int, error) { return gb.Execute(work) }},
+		{"failsafe-go", func() (int, error) { return fs.Get(work) }},
+		{"go-resiliency", func() (int, error) { return 0, ea.Run(func() error { _, err := work(); return err }) }},
+	}
+}
+
+func BenchmarkBreakerSuccess(b *testing.B) {
+	for _, br := range breakers() {
+		b.Run(br.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = br.call()
+			}
+		})
+	}
+}
+
+func BenchmarkBreakerSuccessParallel(b *testing.B) {
+	for _, br := range breakers() {
+		b.Run(br.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, _ = br.call()
+				}
+			})
+		})
+	}
+}
+
+func BenchmarkBreakerOpenRefusal(b *testing.B) {
+	ctx := context.Background()
+	fail := func() (int, error) { return 0, errTransient }
+	b.Run("resilience", func(b *testing.B) {
+		br := resilience.NewBreaker()
+		br.Trip()
+		p := resilience.Guarded[int](br)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("gobreaker", func(b *testing.B) {
+		gb := gobreaker.NewCircuitBreaker[int](gobreaker.Settings{Timeout: time.Hour})
+		for range 10 {
+			_, _ = gb.Execute(fail)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = gb.Execute(work)
+		}
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		cb := fsbreaker.NewBuilder[int]().WithDelay(time.Hour).Build()
+		cb.Open()
+		ex := failsafe.With[int](cb)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = ex.Get(work)
+		}
+	})
+	b.Run("go-resiliency", func(b *testing.B) {
+		ea := eabreaker.New(1, 1, time.Hour)
+		_ = ea.Run(func() error { return errTransient })
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = ea.Run(func() error { _, err := work(); return err })
+		}
+	})
+}
+
+func BenchmarkBulkhead(b *testing.B) {
+	ctx := context.Background()
+	b.Run("resilience", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBulkhead(64))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		ex := failsafe.With[int](fsbulkhead.New[int](64))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = ex.Get(work)
+		}
+	})
+	b.Run("go-resiliency", func(b *testing.B) {
+		s := easemaphore.New(64, 0)
+		b.ReportAllocs()
+		for b.Loop() {
+			if s.Acquire() == nil {
+				_, _ = work()
+				s.Release()
+			}
+		}
+	})
+	b.Run("channel", func(b *testing.B) {
+		sem := make(chan struct{}, 64)
+		b.ReportAllocs()
+		for b.Loop() {
+			sem <- struct{}{}
+			_, _ = work()
+			<-sem
+		}
+	})
+}
+
+func BenchmarkTimeout(b *testing.B) {
+	ctx := context.Background()
+	b.Run("context.WithTimeout", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, _ = workCtx(tctx)
+			cancel()
+		}
+	})
+	b.Run("resilience", func(b *testing.B) {
+		p := resilience.Timeout[int](time.Second)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("resilience-cooperative", func(b *testing.B) {
+		p := resilience.Timeout[int](time.Second, resilience.WithCooperative())
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		ex := failsafe.With[int](fstimeout.New[int](time.Second))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = ex.Get(work)
+		}
+	})
+	b.Run("go-resiliency", func(b *testing.B) {
+		d := eadeadline.New(time.Second)
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = d.Run(func(<-chan struct{}) error { _, err := work(); return err })
+		}
+	})
+}
+
+// composed returns timeout+retry+breaker+bulkhead of each library.
+func composed() []struct {
+	name string
+	call func() (int, error)
+} {
+	ctx := context.Background()
+	ours := func(opts ...resilience.TimeoutOption) resilience.Policy[int] {
+		return resilience.Compose(
+			resilience.Timeout[int](time.Second, opts...),
+			resilience.Retry[int](),
+			resilience.Guarded[int](resilience.NewBreaker()),
+			resilience.Guarded[int](resilience.NewBulkhead(64)),
+		)
+	}
+	def, coop := ours(), ours(resilience.WithCooperative())
+	fs := failsafe.With[int](fstimeout.New[int](time.Second), fsretry.NewWithDefaults[int](),
+		fsbreaker.NewWithDefaults[int](), fsbulkhead.New[int](64))
+	return []struct {
+		name string
+		call func() (int, error)
+	}{
+		{"resilience", func() (int, error) { return def.Execute(ctx, workCtx) }},
+		{"resilience-cooperative", func() (int, error) { return coop.Execute(ctx, workCtx) }},
+		{"failsafe-go", func() (int, error) { return fs.Get(work) }},
+	}
+}
+
+func BenchmarkComposed(b *testing.B) {
+	for _, c := range composed() {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = c.call()
+			}
+		})
+	}
+}
+
+func BenchmarkComposedParallel(b *testing.B) {
+	for _, c := range composed() {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, _ = c.call()
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkBatchPerItem: 256 callers, batches of at most 100, a 1ms wait;
+// the cost of one item.
+func BenchmarkBatchPerItem(b *testing.B) {
+	ctx := context.Background()
+	parallelism := max(1, 256/runtime.GOMAXPROCS(0))
+	var key atomic.Int64 // distinct keys, so no library can dedupe or cache
+	b.Run("resilience", func(b *testing.B) {
+		bt := resilience.NewBatcher(func(_ context.Context, items []int64) ([]int64, error) { return items, nil },
+			resilience.WithMaxSize(100), resilience.WithMaxWait(time.Millisecond))
+		defer bt.Close(ctx)
+		b.SetParallelism(parallelism)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = bt.Do(ctx, key.Add(1))
+			}
+		})
+	})
+	b.Run("dataloader", func(b *testing.B) {
+		l := dataloader.NewBatchedLoader(func(_ context.Context, keys []int64) []*dataloader.Result[int64] {
+			out := make([]*dataloader.Result[int64], len(keys))
+			for i, k := range keys {
+				out[i] = &dataloader.Result[int64]{Data: k}
+			}
+			return out
+		}, dataloader.WithBatchCapacity[int64, int64](100), dataloader.WithWait[int64, int64](time.Millisecond),
+			dataloader.WithCache[int64, int64](&dataloader.NoCache[int64, int64]{}))
+		b.SetParallelism(parallelism)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = l.Load(ctx, key.Add(1))()
+			}
+		})
+	})
+	b.Run("go-resiliency", func(b *testing.B) {
+		// No batch size limit and no per-item results: every caller of a
+		// batch shares one error.
+		bt := eabatcher.New(time.Millisecond, func([]interface{}) error { return nil })
+		b.SetParallelism(parallelism)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_ = bt.Run(strconv.FormatInt(key.Add(1), 10))
+			}
+		})
+		bt.Shutdown(true)
+	})
+}

@@ -1,0 +1,256 @@
+// Command table reads the output of go test -bench (several -count runs)
+// and prints a markdown table: the median ns/op, B/op and allocs/op of each
+// library in each row, resilience's speed-up over the best peer, and
+// whether the project's targets for that row are met.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// sample is one benchmark line.
+type sample struct{ ns, bytes, allocs float64 }
+
+// result is the medians of one library in one row.
+type result struct {
+	lib               string
+	ns, bytes, allocs float64
+}
+
+// row is one benchmark with its libraries, in the order first seen.
+type row struct {
+	name    string
+	results []result
+}
+
+var line = regexp.MustCompile(`^Benchmark([^/\s]+)/(\S+?)(?:-\d+)?\s+\d+\s+([\d.]+) ns/op(?:\s+([\d.]+) B/op)?(?:\s+([\d.]+) allocs/op)?`)
+
+// parse groups the benchmark lines of r into rows.
+func parse(r io.Reader) ([]row, error) {
+	samples := map[string]map[string][]sample{}
+	var rowOrder []string
+	libOrder := map[string][]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		m := line.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		rowName, lib := m[1], m[2]
+		var s sample
+		s.ns, _ = strconv.ParseFloat(m[3], 64)
+		s.bytes, _ = strconv.ParseFloat(m[4], 64)
+		s.allocs, _ = strconv.ParseFloat(m[5], 64)
+		if samples[rowName] == nil {
+			samples[rowName] = map[string][]sample{}
+			rowOrder = append(rowOrder, rowName)
+		}
+		if samples[rowName][lib] == nil {
+			libOrder[rowName] = append(libOrder[rowName], lib)
+		}
+		samples[rowName][lib] = append(samples[rowName][lib], s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var rows []row
+	for _, name := range rowOrder {
+		rw := row{name: name}
+		for _, lib := range libOrder[name] {
+			ss := samples[name][lib]
+			rw.results = append(rw.results, result{
+				lib:    lib,
+				ns:     median(ss, func(s sample) float64 { return s.ns }),
+				bytes:  median(ss, func(s sample) float64 { return s.bytes }),
+				allocs: median(ss, func(s sample) float64 { return s.allocs }),
+			})
+		}
+		rows = append(rows, rw)
+	}
+	return rows, nil
+}
+
+func median(ss []sample, f func(sample) float64) float64 {
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = f(s)
+	}
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// ours reports whether a library column is this project's.
+func ours(lib string) bool { return strings.HasPrefix(lib, "resilience") }
+
+// baselines are columns that are neither ours nor a peer library.
+var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true}
+
+// target is what the project promised for a row.
+type target struct {
+	maxNs     float64 // 0: none
+	maxAllocs float64 // -1: none
+	minSpeed  float64 // over failsafe-go; 0: none
+	maxOverTo string  // a baseline column the ns must stay within maxOver times of
+	maxOver   float64
+	lib       string // which of our columns; "" is "resilience"
+	text      string
+}
+
+var targets = map[string][]target{
+	"RetrySuccess":           {{maxNs: 15, maxAllocs: 0, minSpeed: 10, text: "≤ 15 ns, 0 allocs, ≥ 10× failsafe-go"}},
+	"RetryFailFailSucceed":   {{maxNs: 150, maxAllocs: -1, minSpeed: 10, text: "≤ 150 ns, ≥ 10× failsafe-go"}},
+	"BreakerSuccess":         {{maxNs: 15, maxAllocs: 0, minSpeed: 10, text: "≤ 15 ns, 0 allocs, ≥ 10× failsafe-go"}},
+	"BreakerSuccessParallel": {{maxNs: 15, maxAllocs: 0, minSpeed: 10, text: "≤ 15 ns, 0 allocs, ≥ 10× failsafe-go"}},
+	"BreakerOpenRefusal":     {{maxNs: 15, maxAllocs: 0, minSpeed: 10, text: "≤ 15 ns, 0 allocs, ≥ 10× failsafe-go"}},
+	"Bulkhead":               {{maxNs: 25, maxAllocs: 0, minSpeed: 10, text: "≤ 25 ns, 0 allocs, ≥ 10× failsafe-go"}},
+	"Timeout": {
+		{maxAllocs: -1, maxOverTo: "context.WithTimeout", maxOver: 1.8, text: "default ≤ 1.8× context.WithTimeout"},
+		{maxAllocs: -1, maxOverTo: "context.WithTimeout", maxOver: 1.15, lib: "resilience-cooperative", text: "cooperative ≤ 1.15× context.WithTimeout"},
+	},
+	"Composed": {
+		{maxAllocs: -1, minSpeed: 2, text: "default ≥ 2× failsafe-go"},
+		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
+	},
+	"ComposedParallel": {
+		{maxAllocs: -1, minSpeed: 2, text: "default ≥ 2× failsafe-go"},
+		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
+	},
+	"BatchPerItem": {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+}
+
+func find(rw row, lib string) (result, bool) {
+	for _, r := range rw.results {
+		if r.lib == lib {
+			return r, true
+		}
+	}
+	return result{}, false
+}
+
+// verdicts checks a row's targets and says met or missed for each.
+func verdicts(rw row) []string {
+	var out []string
+	for _, t := range targets[rw.name] {
+		lib := t.lib
+		if lib == "" {
+			lib = "resilience"
+		}
+		r, ok := find(rw, lib)
+		if !ok {
+			continue
+		}
+		met := true
+		if t.maxNs > 0 && r.ns > t.maxNs {
+			met = false
+		}
+		if t.maxAllocs >= 0 && r.allocs > t.maxAllocs {
+			met = false
+		}
+		if t.minSpeed > 0 {
+			if fs, ok := find(rw, "failsafe-go"); ok && fs.ns/r.ns < t.minSpeed {
+				met = false
+			}
+		}
+		if t.maxOverTo != "" {
+			if base, ok := find(rw, t.maxOverTo); ok && r.ns/base.ns > t.maxOver {
+				met = false
+			}
+		}
+		word := "met"
+		if !met {
+			word = "**missed**"
+		}
+		out = append(out, fmt.Sprintf("%s: %s", t.text, word))
+	}
+	return out
+}
+
+// count formats a whole count, such as allocations or bytes.
+func count(v float64) string {
+	if v == float64(int64(v)) {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+func format(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// write prints the summary table and the full one.
+func write(w io.Writer, rows []row) {
+	fmt.Fprintln(w, "| row | resilience ns/op | allocs | best peer | peer ns/op | speed-up | targets |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | --- | ---: | ---: | --- |")
+	for _, rw := range rows {
+		var best *result
+		for i, r := range rw.results {
+			if ours(r.lib) || baselines[r.lib] {
+				continue
+			}
+			if best == nil || r.ns < best.ns {
+				best = &rw.results[i]
+			}
+		}
+		for _, r := range rw.results {
+			if !ours(r.lib) {
+				continue
+			}
+			name := rw.name
+			if r.lib != "resilience" {
+				name += " (" + strings.TrimPrefix(r.lib, "resilience-") + ")"
+			}
+			peer, peerNs, speed := "–", "–", "–"
+			if best != nil {
+				peer, peerNs = best.lib, format(best.ns)
+				speed = format(best.ns/r.ns) + "×"
+			}
+			var vs []string
+			for _, v := range verdicts(rw) {
+				if strings.HasPrefix(v, "cooperative") == (r.lib == "resilience-cooperative") {
+					vs = append(vs, v)
+				}
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed, strings.Join(vs, "; "))
+		}
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "| row | library | ns/op | B/op | allocs/op |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: |")
+	for _, rw := range rows {
+		for _, r := range rw.results {
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", rw.name, r.lib, format(r.ns), count(r.bytes), count(r.allocs))
+		}
+	}
+}
+
+func main() {
+	rows, err := parse(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "table:", err)
+		os.Exit(1)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(os.Stderr, "table: no benchmark lines on standard input")
+		os.Exit(1)
+	}
+	write(os.Stdout, rows)
+}
