@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"os"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -28,13 +30,17 @@ func drawContention(dir, format string, t contentionTable) error {
 			cxy[n] = plotter.XY{X: float64(size), Y: t.Calls[s][n]}
 			txy[n] = plotter.XY{X: float64(size), Y: max(t.Time[s][n].Seconds(), 1e-3)}
 		}
-		if err := addLine(calls, name, s, cxy); err != nil {
+		if err := addLinePoints(calls, name, s, cxy); err != nil {
 			return err
 		}
-		if err := addLine(times, name, s, txy); err != nil {
+		if err := addLinePoints(times, name, s, txy); err != nil {
 			return err
 		}
 	}
+	// Room above the lines for the legend (the time axis is logarithmic).
+	calls.Y.Min = 0
+	calls.Y.Max *= 1.1
+	times.Y.Max *= 8
 	if err := save(calls, chartPath(dir, "contention-calls", format), 16*vg.Centimeter, 11*vg.Centimeter); err != nil {
 		return err
 	}
@@ -51,7 +57,7 @@ func drawOutage(dir, format string, cfg outageConfig, results []outageResult) er
 			top = max(top, float64(n)*perSecond)
 		}
 	}
-	top *= 1.08
+	top = math.Ceil(top*1.3/500) * 500 // room for the legend, and round ticks
 	cols := 2
 	rows := (len(results) + cols - 1) / cols
 	plots := make([][]*plot.Plot, rows)
@@ -75,8 +81,8 @@ func drawOutage(dir, format string, cfg outageConfig, results []outageResult) er
 		if err := addLine(p, "requests succeeded", 1, series(r.Succeeded)); err != nil {
 			return err
 		}
-		addRule(p, "offered load", cfg.offered(), color.Gray{Y: 90})
-		addRule(p, "capacity", cfg.Capacity, color.RGBA{R: 200, G: 120, A: 255})
+		addRule(p, "offered load", cfg.offered(), palette[6])
+		addRule(p, "capacity", cfg.Capacity, palette[3])
 		addMark(p, cfg.OutageStart.Seconds(), top)
 		addMark(p, cfg.recovery().Seconds(), top)
 		p.Title.Text = fmt.Sprintf("%s: peak %.2f×, %s", r.Policy, r.Peak, drainText(r, cfg))
@@ -113,19 +119,46 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks, plainTicks
 	return p
 }
 
-// addLine adds a solid line in the i-th colour of the palette.
+// palette holds the Okabe-Ito colours, told apart by colour-blind readers.
+var palette = []color.Color{
+	color.RGBA{R: 0xD5, G: 0x5E, A: 0xFF},          // vermillion
+	color.RGBA{G: 0x72, B: 0xB2, A: 0xFF},          // blue
+	color.RGBA{R: 0xE6, G: 0x9F, A: 0xFF},          // orange
+	color.RGBA{G: 0x9E, B: 0x73, A: 0xFF},          // bluish green
+	color.RGBA{R: 0xCC, G: 0x79, B: 0xA7, A: 0xFF}, // reddish purple
+	color.RGBA{R: 0x56, G: 0xB4, B: 0xE9, A: 0xFF}, // sky blue
+	color.RGBA{R: 0x60, G: 0x60, B: 0x60, A: 0xFF}, // grey
+}
+
+// addLine adds a line in the i-th colour of the palette.
 func addLine(p *plot.Plot, name string, i int, xy plotter.XYs) error {
 	l, err := plotter.NewLine(xy)
 	if err != nil {
 		return err
 	}
-	l.Color = plotutil.Color(i)
+	l.Color = palette[i%len(palette)]
 	l.Width = vg.Points(1.5)
 	p.Add(l)
 	p.Legend.Add(name, l)
+	return nil
+}
+
+// addLinePoints adds a line with a marker at each point, in the i-th colour
+// and shape, so lines that run together can still be told apart.
+func addLinePoints(p *plot.Plot, name string, i int, xy plotter.XYs) error {
+	l, pts, err := plotter.NewLinePoints(xy)
+	if err != nil {
+		return err
+	}
+	c := palette[i%len(palette)]
+	l.Color, l.Width = c, vg.Points(1.2)
+	pts.Color, pts.Shape, pts.Radius = c, plotutil.Shape(i), vg.Points(2.5)
+	p.Add(l, pts)
+	p.Legend.Add(name, l, pts)
 	return nil
 }
 
@@ -180,3 +213,14 @@ func writeFile(path string, wt io.WriterTo) error {
 	}
 	return f.Close()
 }
+
+// plainTicks are the default ticks, labelled without needless decimals.
+var plainTicks = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+		}
+	}
+	return ticks
+})
