@@ -1,10 +1,20 @@
 package resilience
 
-import "time"
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"time"
+)
 
 // Backoff decides how long to wait before each retry. Implementations are
 // stateless values, safe for concurrent use; a stateful walk over one is
-// kept by the caller.
+// kept by the caller (see [Cursor]).
+//
+// The strategies of this package never return a negative wait and never
+// overflow: for any n they saturate at their cap or at the largest
+// time.Duration. Their Delay costs a few nanoseconds and allocates nothing.
 type Backoff interface {
 	// Delay is the wait before retry n (n >= 1), given the wait before the
 	// previous retry (0 before the first). ok is false when no further retry
@@ -17,3 +27,419 @@ type BackoffFunc func(n int, prev time.Duration) (time.Duration, bool)
 
 // Delay calls f(n, prev).
 func (f BackoffFunc) Delay(n int, prev time.Duration) (time.Duration, bool) { return f(n, prev) }
+
+// Rand is the randomness a jittered backoff draws from. *rand.Rand of
+// math/rand/v2 is one; it is not safe for concurrent use, so give a backoff
+// that is shared between goroutines a source that is, or none: by default
+// jitter comes from math/rand/v2's top-level functions, which are.
+type Rand interface {
+	// Uint64 returns a uniform 64-bit number.
+	Uint64() uint64
+}
+
+// WithRand returns a copy of b whose jitter draws from r, so that tests see
+// the same waits on every run. Every jittered layer of b made by this
+// package is changed; other Backoff implementations are kept as they are.
+// It panics if r is nil.
+func WithRand(b Backoff, r Rand) Backoff {
+	if r == nil {
+		panic("resilience: WithRand: rand is nil")
+	}
+	return withRandOf(b, r)
+}
+
+// randomized is implemented by the package's backoffs that draw random
+// numbers or wrap one that does.
+type randomized interface {
+	withRand(r Rand) Backoff
+}
+
+// source is the randomness of one backoff; nil means math/rand/v2.
+type source struct{ r Rand }
+
+func (s source) uint64() uint64 {
+	if s.r == nil {
+		return rand.Uint64()
+	}
+	return s.r.Uint64()
+}
+
+// int64n returns a uniform number in [0, n), by the multiply-high method
+// (its bias, below n/2^64, is far beneath anything a wait can show).
+func (s source) int64n(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	hi, _ := bits.Mul64(s.uint64(), uint64(n))
+	return int64(hi)
+}
+
+// upTo returns a uniform duration in [0, d].
+func (s source) upTo(d time.Duration) time.Duration {
+	if d <= 0 {
+		return 0
+	}
+	hi, _ := bits.Mul64(s.uint64(), uint64(d)+1)
+	return time.Duration(hi)
+}
+
+// fraction returns a uniform float in [0, 1).
+func (s source) fraction() float64 {
+	return float64(s.uint64()>>11) / (1 << 53)
+}
+
+func withRandOf(b Backoff, r Rand) Backoff {
+	if rb, ok := b.(randomized); ok {
+		return rb.withRand(r)
+	}
+	return b
+}
+
+// Saturating arithmetic: no result is negative or beyond the largest Duration.
+
+const maxDuration = time.Duration(math.MaxInt64)
+
+// scale returns d·f, saturated to [0, maxDuration].
+func scale(d time.Duration, f float64) time.Duration {
+	x := float64(d) * f
+	switch {
+	case x != x || x >= float64(maxDuration): // NaN or too large
+		return maxDuration
+	case x <= 0:
+		return 0
+	}
+	return time.Duration(x)
+}
+
+// add returns a+b, saturated at maxDuration; both are non-negative.
+func add(a, b time.Duration) time.Duration {
+	if a > maxDuration-b {
+		return maxDuration
+	}
+	return a + b
+}
+
+// times returns d·k, saturated at maxDuration; both are non-negative.
+func times(d time.Duration, k int64) time.Duration {
+	if d == 0 || k == 0 {
+		return 0
+	}
+	if k > int64(maxDuration/d) {
+		return maxDuration
+	}
+	return d * time.Duration(k)
+}
+
+// pow returns f^k for f >= 1 and k >= 0, stopping early once the result is
+// beyond any duration.
+func pow(f float64, k int) float64 {
+	r := 1.0
+	for k > 0 && r < 1e19 {
+		if k&1 == 1 {
+			r *= f
+		}
+		f *= f
+		k >>= 1
+		if f > 1e19 && k > 0 {
+			return math.Inf(1)
+		}
+	}
+	return r
+}
+
+func checkDuration(fn, name string, d time.Duration) {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: %s: %s must not be negative, got %v", fn, name, d))
+	}
+}
+
+func checkFraction(fn string, f float64, max float64) {
+	if !(f >= 0 && f <= max) { // also false for NaN
+		panic(fmt.Sprintf("resilience: %s: jitter fraction must be in [0, %v], got %v", fn, max, f))
+	}
+}
+
+// Constant waits d before every retry. It panics if d is negative.
+func Constant(d time.Duration) Backoff {
+	checkDuration("Constant", "d", d)
+	return constant{d}
+}
+
+type constant struct{ d time.Duration }
+
+func (c constant) Delay(int, time.Duration) (time.Duration, bool) { return c.d, true }
+
+// Linear waits initial before the first retry and step more before each one
+// after: initial + (n-1)·step. It panics if either is negative.
+func Linear(initial, step time.Duration) Backoff {
+	checkDuration("Linear", "initial", initial)
+	checkDuration("Linear", "step", step)
+	return linear{initial, step}
+}
+
+type linear struct{ initial, step time.Duration }
+
+func (l linear) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	return add(l.initial, times(l.step, int64(max(n, 1)-1))), true
+}
+
+// Exponential waits initial·factor^(n-1) before retry n: with (100ms, 2),
+// 100ms, 200ms, 400ms and so on. Without a [Cap] it grows until it saturates
+// at the largest Duration. It panics if initial is negative or factor is
+// not a finite number of at least 1.
+func Exponential(initial time.Duration, factor float64) Backoff {
+	checkDuration("Exponential", "initial", initial)
+	if !(factor >= 1) || math.IsInf(factor, 0) {
+		panic(fmt.Sprintf("resilience: Exponential: factor must be a finite number >= 1, got %v", factor))
+	}
+	return exponential{initial, factor}
+}
+
+type exponential struct {
+	initial time.Duration
+	factor  float64
+}
+
+func (e exponential) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	return scale(e.initial, pow(e.factor, max(n, 1)-1)), true
+}
+
+// fibonacci holds the Fibonacci numbers that fit in an int64.
+var fibonacci = func() [93]int64 {
+	var f [93]int64
+	f[1], f[2] = 1, 1
+	for i := 3; i < len(f); i++ {
+		f[i] = f[i-1] + f[i-2]
+	}
+	return f
+}()
+
+// Fibonacci waits unit·F(n), F being the Fibonacci numbers 1, 1, 2, 3, 5, 8…:
+// with 10ms, 10ms, 10ms, 20ms, 30ms, 50ms, 80ms, 130ms. It grows more gently
+// than doubling. It panics if unit is negative.
+func Fibonacci(unit time.Duration) Backoff {
+	checkDuration("Fibonacci", "unit", unit)
+	return fib{unit}
+}
+
+type fib struct{ unit time.Duration }
+
+func (f fib) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	if n >= len(fibonacci) {
+		if f.unit == 0 {
+			return 0, true
+		}
+		return maxDuration, true
+	}
+	return times(f.unit, fibonacci[max(n, 1)]), true
+}
+
+// Random waits a uniformly random time in [min, max) before every retry
+// (min when they are equal). It panics if min is negative or max < min.
+func Random(min, max time.Duration) Backoff {
+	checkDuration("Random", "min", min)
+	if max < min {
+		panic(fmt.Sprintf("resilience: Random: max must not be less than min, got min %v, max %v", min, max))
+	}
+	return random{min: min, max: max}
+}
+
+type random struct {
+	min, max time.Duration
+	src      source
+}
+
+func (r random) Delay(int, time.Duration) (time.Duration, bool) {
+	return r.min + time.Duration(r.src.int64n(int64(r.max-r.min))), true
+}
+
+func (r random) withRand(rr Rand) Backoff { r.src = source{rr}; return r }
+
+// Schedule waits the given times in turn and stops after the last: retry n
+// waits waits[n-1], and there is no retry len(waits)+1. An empty schedule
+// makes no retry. It panics if a wait is negative.
+func Schedule(waits ...time.Duration) Backoff {
+	for _, w := range waits {
+		checkDuration("Schedule", "wait", w)
+	}
+	return schedule(append([]time.Duration(nil), waits...))
+}
+
+type schedule []time.Duration
+
+func (s schedule) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	if n < 1 || n > len(s) {
+		return 0, false
+	}
+	return s[n-1], true
+}
+
+// Cap bounds every wait of b by max: a hard cap, whatever b returns. Put it
+// outside a jitter decorator to bound the jittered wait, inside to jitter
+// the capped one (as gRPC does). It panics if max is negative.
+func Cap(b Backoff, max time.Duration) Backoff {
+	checkDuration("Cap", "max", max)
+	return capped{b: b, max: max}
+}
+
+type capped struct {
+	b   Backoff
+	max time.Duration
+}
+
+func (c capped) Delay(n int, prev time.Duration) (time.Duration, bool) {
+	d, ok := c.b.Delay(n, prev)
+	return min(d, c.max), ok
+}
+
+func (c capped) withRand(r Rand) Backoff { c.b = withRandOf(c.b, r); return c }
+
+// MaxRetries stops b after n retries: Delay reports ok false for retry n+1
+// and later. It panics if n is negative.
+func MaxRetries(b Backoff, n int) Backoff {
+	if n < 0 {
+		panic(fmt.Sprintf("resilience: MaxRetries: n must not be negative, got %d", n))
+	}
+	return limited{b: b, n: n}
+}
+
+type limited struct {
+	b Backoff
+	n int
+}
+
+func (l limited) Delay(n int, prev time.Duration) (time.Duration, bool) {
+	if n > l.n {
+		return 0, false
+	}
+	return l.b.Delay(n, prev)
+}
+
+func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return l }
+
+// FullJitter waits a uniformly random time in [0, d], d being b's wait: the
+// strategy that, in AWS's study of contending clients, does the least work.
+func FullJitter(b Backoff) Backoff { return jitter{b: b, kind: jitterFull} }
+
+// EqualJitter waits d/2 plus a uniformly random time in [0, d/2]: never
+// less than half of b's wait.
+func EqualJitter(b Backoff) Backoff { return jitter{b: b, kind: jitterEqual} }
+
+// SymmetricJitter waits d ± f·d, uniformly: with f = 0.2, between 80% and
+// 120% of b's wait. It panics unless 0 <= f <= 1.
+func SymmetricJitter(b Backoff, f float64) Backoff {
+	checkFraction("SymmetricJitter", f, 1)
+	return jitter{b: b, kind: jitterSymmetric, f: f}
+}
+
+// UpwardJitter waits a uniformly random time in [d, d + f·d): never less
+// than b's wait, as Kubernetes' wait.Jitter does. f = 0 means no jitter
+// (unlike Kubernetes, where a factor of 0 silently means 1). It panics if f
+// is negative, NaN or infinite.
+func UpwardJitter(b Backoff, f float64) Backoff {
+	checkFraction("UpwardJitter", f, math.MaxFloat64)
+	return jitter{b: b, kind: jitterUpward, f: f}
+}
+
+type jitterKind uint8
+
+const (
+	jitterFull jitterKind = iota
+	jitterEqual
+	jitterSymmetric
+	jitterUpward
+)
+
+type jitter struct {
+	b    Backoff
+	kind jitterKind
+	f    float64
+	src  source
+}
+
+func (j jitter) Delay(n int, prev time.Duration) (time.Duration, bool) {
+	d, ok := j.b.Delay(n, prev)
+	if !ok {
+		return 0, false
+	}
+	switch j.kind {
+	case jitterFull:
+		return j.src.upTo(d), true
+	case jitterEqual:
+		half := d / 2
+		return add(d-half, j.src.upTo(half)), true
+	case jitterSymmetric:
+		return scale(d, 1+j.f*(2*j.src.fraction()-1)), true
+	default:
+		return scale(d, 1+j.f*j.src.fraction()), true
+	}
+}
+
+func (j jitter) withRand(r Rand) Backoff {
+	j.b = withRandOf(j.b, r)
+	j.src = source{r}
+	return j
+}
+
+// DecorrelatedJitter is AWS's "decorrelated jitter": each wait is uniform in
+// [base, 3·prev] (prev being the previous wait, base before the first),
+// capped at max. Waits wander up and down rather than only grow. It panics
+// if base is negative or max < base.
+func DecorrelatedJitter(base, max time.Duration) Backoff {
+	checkDuration("DecorrelatedJitter", "base", base)
+	if max < base {
+		panic(fmt.Sprintf("resilience: DecorrelatedJitter: max must not be less than base, got base %v, max %v", base, max))
+	}
+	return decorrelated{base: base, max: max}
+}
+
+type decorrelated struct {
+	base, max time.Duration
+	src       source
+}
+
+func (d decorrelated) Delay(_ int, prev time.Duration) (time.Duration, bool) {
+	hi := scale(max(prev, d.base), 3)
+	w := d.base + d.src.upTo(hi-d.base)
+	return min(w, d.max), true
+}
+
+func (d decorrelated) withRand(r Rand) Backoff { d.src = source{r}; return d }
+
+// SmoothJitter is Polly's "decorrelated jitter V2": waits whose median
+// starts at median and doubles with each retry, spread smoothly so that
+// they neither pile up at a floor or a cap nor leave gaps. Retry n waits
+// k·median·(g(t) − g(t−1)) with t = n−1+u, u uniform in [0, 1),
+// g(t) = 2^t·tanh(√(4t)) (0 for t ≤ 0) and k = 1/1.4. Unlike Polly's, it
+// keeps no state between retries: the previous point of the curve is taken
+// one step back with the same draw. Wrap it in [Cap] to bound it. It panics
+// if median is negative.
+func SmoothJitter(median time.Duration) Backoff {
+	checkDuration("SmoothJitter", "median", median)
+	return smooth{median: median}
+}
+
+type smooth struct {
+	median time.Duration
+	src    source
+}
+
+func smoothCurve(t float64) float64 {
+	if t <= 0 {
+		return 0
+	}
+	return math.Exp2(t) * math.Tanh(math.Sqrt(4*t))
+}
+
+func (s smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	if n > 1100 { // 2^t overflows any duration long before
+		if s.median == 0 {
+			return 0, true
+		}
+		return maxDuration, true
+	}
+	t := float64(max(n, 1)-1) + s.src.fraction()
+	return scale(s.median, (smoothCurve(t)-smoothCurve(t-1))/1.4), true
+}
+
+func (s smooth) withRand(r Rand) Backoff { s.src = source{r}; return s }

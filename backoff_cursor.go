@@ -1,0 +1,215 @@
+package resilience
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"time"
+
+	"github.com/benbjohnson/clock"
+)
+
+// Cursor walks a [Backoff] one retry at a time, for loops that keep their
+// own state: Next returns the next wait, Reset starts over, Attempt tells
+// how far it is. It is the stateful surface of jpillora/backoff (Duration,
+// Reset, Attempt) and, with [WithIdleReset], Kubernetes'
+// ExponentialBackoffManager. A Cursor is safe for concurrent use.
+type Cursor struct {
+	b     Backoff
+	idle  time.Duration
+	clock clock.Clock
+
+	mu   sync.Mutex
+	n    int
+	prev time.Duration
+	last time.Time // when Next last returned
+}
+
+// NewCursor returns a cursor at the start of b. It panics if b is nil.
+func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
+	if b == nil {
+		panic("resilience: NewCursor: backoff is nil")
+	}
+	c := &Cursor{b: b}
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: NewCursor: option is nil")
+		}
+		o.applyCursor(c)
+	}
+	if c.clock == nil {
+		c.clock = clock.New()
+	}
+	return c
+}
+
+// CursorOption configures [NewCursor]. [WithClock] is one too.
+type CursorOption interface {
+	applyCursor(*Cursor)
+}
+
+type cursorOptionFunc func(*Cursor)
+
+func (f cursorOptionFunc) applyCursor(c *Cursor) { f(c) }
+
+func (o ClockOption) applyCursor(c *Cursor) { c.clock = o.c }
+
+// WithIdleReset makes a cursor start over when more than d has passed since
+// Next last returned: after a quiet period the next wait is the first one
+// again. By default a cursor never resets by itself. It panics if d is
+// negative.
+func WithIdleReset(d time.Duration) CursorOption {
+	checkDuration("WithIdleReset", "d", d)
+	return cursorOptionFunc(func(c *Cursor) { c.idle = d })
+}
+
+// Next returns the wait before the next retry and advances the cursor. ok
+// is false when the backoff makes no further retry; the cursor then stays
+// where it is.
+func (c *Cursor) Next() (d time.Duration, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.idle > 0 && c.n > 0 {
+		now := c.clock.Now()
+		if now.Sub(c.last) > c.idle {
+			c.n, c.prev = 0, 0
+		}
+	}
+	d, ok = c.b.Delay(c.n+1, c.prev)
+	if !ok {
+		return 0, false
+	}
+	c.n++
+	c.prev = d
+	if c.idle > 0 {
+		c.last = c.clock.Now()
+	}
+	return d, true
+}
+
+// Reset puts the cursor back at the start.
+func (c *Cursor) Reset() {
+	c.mu.Lock()
+	c.n, c.prev = 0, 0
+	c.mu.Unlock()
+}
+
+// Attempt returns how many waits Next has returned since the start or the
+// last reset.
+func (c *Cursor) Attempt() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// Delays returns the waits of b in order, ending when b makes no further
+// retry; for a backoff that never ends, the loop must break by itself.
+//
+//	for d := range resilience.Delays(resilience.MaxRetries(resilience.Exponential(time.Second, 2), 5)) {
+//		…
+//	}
+func Delays(b Backoff) iter.Seq[time.Duration] {
+	return func(yield func(time.Duration) bool) {
+		var prev time.Duration
+		for n := 1; n > 0; n++ { // n > 0 stops at overflow
+			d, ok := b.Delay(n, prev)
+			if !ok || !yield(d) {
+				return
+			}
+			prev = d
+		}
+	}
+}
+
+// Repeat calls f, waits as b says, and calls f again, until ctx ends or b
+// makes no further retry, in the manner of Kubernetes' JitterUntil and
+// BackoffUntil. By default the wait starts when f returns (sliding); with
+// [WithFixedRate] it starts when f is called, so f's own running time is
+// part of the period. ctx is checked before every call, so f is not called
+// after ctx ends.
+//
+// A panic in f goes up through Repeat and ends it, unless
+// [WithRepeatPanicHandler] is given: then the panic is recovered, handed to
+// the handler as a *[PanicError], and Repeat goes on with its schedule.
+func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ...RepeatOption) {
+	if b == nil || f == nil {
+		panic("resilience: Repeat: backoff and f must not be nil")
+	}
+	var cfg repeatConfig
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: Repeat: option is nil")
+		}
+		o.applyRepeat(&cfg)
+	}
+	if cfg.clock == nil {
+		cfg.clock = clock.New()
+	}
+	var prev time.Duration
+	for n := 1; ctx.Err() == nil; n++ {
+		var timer *clock.Timer
+		d, ok := b.Delay(n, prev)
+		if cfg.fixedRate && ok {
+			timer = cfg.clock.Timer(d)
+		}
+		cfg.call(ctx, f)
+		if !ok {
+			return
+		}
+		if timer == nil {
+			timer = cfg.clock.Timer(d)
+		}
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+		prev = d
+	}
+}
+
+// RepeatOption configures [Repeat]. [WithClock] is one too.
+type RepeatOption interface {
+	applyRepeat(*repeatConfig)
+}
+
+type repeatConfig struct {
+	fixedRate bool
+	onPanic   func(*PanicError)
+	clock     clock.Clock
+}
+
+type repeatOptionFunc func(*repeatConfig)
+
+func (f repeatOptionFunc) applyRepeat(c *repeatConfig) { f(c) }
+
+func (o ClockOption) applyRepeat(c *repeatConfig) { c.clock = o.c }
+
+// WithFixedRate makes [Repeat] start each wait when f is called rather than
+// when it returns (Kubernetes' non-sliding mode): a period that f outlasts
+// is followed at once by the next call.
+func WithFixedRate() RepeatOption {
+	return repeatOptionFunc(func(c *repeatConfig) { c.fixedRate = true })
+}
+
+// WithRepeatPanicHandler makes [Repeat] survive panics in f: each is
+// recovered and handed to h. It panics if h is nil.
+func WithRepeatPanicHandler(h func(*PanicError)) RepeatOption {
+	if h == nil {
+		panic("resilience: WithRepeatPanicHandler: handler is nil")
+	}
+	return repeatOptionFunc(func(c *repeatConfig) { c.onPanic = h })
+}
+
+// call runs f, recovering a panic when there is a handler for it.
+func (cfg *repeatConfig) call(ctx context.Context, f func(context.Context)) {
+	if cfg.onPanic != nil {
+		defer func() {
+			if r := recover(); r != nil {
+				cfg.onPanic(newPanicError(r))
+			}
+		}()
+	}
+	f(ctx)
+}

@@ -1,0 +1,44 @@
+package resilience_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/faf87a20/resilience"
+)
+
+func BenchmarkBreaker(b *testing.B) {
+	ctx := context.Background()
+	b.Run("closed-success", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker())
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("closed-success-parallel", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker())
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = p.Execute(ctx, okFunc)
+			}
+		})
+	})
+	b.Run("open-refusal", func(b *testing.B) {
+		br := resilience.NewBreaker()
+		br.Trip()
+		p := resilience.Guarded[int](br)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("closed-success-rate-window", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithFailureRate(0.5, 10, 100)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+}

@@ -1,0 +1,70 @@
+package resilience_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/faf87a20/resilience"
+)
+
+// BenchmarkBulkhead measures a call that finds a free slot, beside a
+// buffered channel used as a semaphore, the usual hand-made bulkhead.
+func BenchmarkBulkhead(b *testing.B) {
+	ctx := context.Background()
+	b.Run("Guarded", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBulkhead(64))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("TryAcquire+Release", func(b *testing.B) {
+		bh := resilience.NewBulkhead(64)
+		b.ReportAllocs()
+		for b.Loop() {
+			if bh.TryAcquire() {
+				bh.Release()
+			}
+		}
+	})
+	b.Run("chan-semaphore", func(b *testing.B) {
+		sem := make(chan struct{}, 64)
+		b.ReportAllocs()
+		for b.Loop() {
+			sem <- struct{}{}
+			_, _ = okFunc(ctx)
+			<-sem
+		}
+	})
+	b.Run("Guarded-parallel", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBulkhead(64))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = p.Execute(ctx, okFunc)
+			}
+		})
+	})
+	b.Run("chan-semaphore-parallel", func(b *testing.B) {
+		sem := make(chan struct{}, 64)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				sem <- struct{}{}
+				_, _ = okFunc(ctx)
+				<-sem
+			}
+		})
+	})
+	b.Run("Guarded-contended-wait", func(b *testing.B) {
+		// Two slots for every goroutine RunParallel starts on 2 cores x 4.
+		p := resilience.Guarded[int](resilience.NewBulkhead(2, resilience.WithBulkheadWait(1<<62)))
+		b.SetParallelism(4)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = p.Execute(ctx, okFunc)
+			}
+		})
+	})
+}

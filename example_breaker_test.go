@@ -1,0 +1,76 @@
+package resilience_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/benbjohnson/clock"
+
+	"github.com/faf87a20/resilience"
+)
+
+func ExampleNewBreaker() {
+	mock := clock.NewMock() // a real program leaves the clock out
+	breaker := resilience.NewBreaker(
+		resilience.WithFailureThreshold(2),
+		resilience.WithCoolDown(time.Minute),
+		resilience.WithClock(mock),
+		resilience.WithOnStateChange(func(from, to resilience.BreakerState) {
+			fmt.Println("breaker:", from, "->", to)
+		}),
+	)
+	policy := resilience.Guarded[string](breaker)
+	down := func(context.Context) (string, error) { return "", errors.New("down") }
+	up := func(context.Context) (string, error) { return "up", nil }
+
+	resilience.Do(context.Background(), policy, down)
+	resilience.Do(context.Background(), policy, down)
+	_, err := resilience.Do(context.Background(), policy, up)
+	var open *resilience.BreakerOpenError
+	if errors.As(err, &open) {
+		fmt.Println("refused; retry after", open.RetryAfter())
+	}
+
+	mock.Add(time.Minute)
+	v, err := resilience.Do(context.Background(), policy, up) // the probe
+	fmt.Println(v, err)
+	// Output:
+	// breaker: closed -> open
+	// refused; retry after 1m0.001s
+	// breaker: open -> half-open
+	// breaker: half-open -> closed
+	// up <nil>
+}
+
+func ExampleWithFailureRate() {
+	// Open when half of the last 20 calls failed, once 10 have been seen.
+	breaker := resilience.NewBreaker(
+		resilience.WithFailureThreshold(0), // only the rate opens it
+		resilience.WithFailureRate(0.5, 10, 20),
+	)
+	policy := resilience.Guarded[int](breaker)
+	for i := range 10 {
+		resilience.Do(context.Background(), policy, func(context.Context) (int, error) {
+			if i%2 == 0 {
+				return 0, errors.New("failed")
+			}
+			return i, nil
+		})
+	}
+	m := breaker.Metrics()
+	fmt.Println(m.State, m.WindowCalls, m.FailureRate)
+	// Output: open 10 0.5
+}
+
+func ExampleBreaker_Trip() {
+	breaker := resilience.NewBreaker()
+	breaker.Trip() // e.g. from an admin endpoint
+	fmt.Println(breaker.State())
+	breaker.Reset()
+	fmt.Println(breaker.State())
+	// Output:
+	// open
+	// closed
+}

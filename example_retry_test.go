@@ -1,0 +1,108 @@
+package resilience_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+// flaky fails n times, then answers.
+func flaky(n int) resilience.Func[string] {
+	return func(context.Context) (string, error) {
+		if n > 0 {
+			n--
+			return "", errors.New("connection reset")
+		}
+		return "ok", nil
+	}
+}
+
+func ExampleRetry() {
+	policy := resilience.Retry[string](
+		resilience.WithAttempts(4),
+		resilience.WithBackoff(resilience.Exponential(time.Millisecond, 2)),
+		resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
+			fmt.Printf("attempt %d failed (%v), retrying in %v\n", attempt, err, wait)
+		}),
+	)
+	v, err := resilience.Do(context.Background(), policy, flaky(2))
+	fmt.Println(v, err)
+	// Output:
+	// attempt 1 failed (connection reset), retrying in 1ms
+	// attempt 2 failed (connection reset), retrying in 2ms
+	// ok <nil>
+}
+
+func ExampleRetryError() {
+	policy := resilience.Retry[string](resilience.WithBackoff(resilience.Constant(0)))
+	_, err := resilience.Do(context.Background(), policy, flaky(5))
+
+	var re *resilience.RetryError
+	if errors.As(err, &re) {
+		fmt.Println(re.Attempts, re.Last)
+	}
+	fmt.Println(errors.Is(err, resilience.ErrRetriesExhausted))
+	// Output:
+	// 3 connection reset
+	// true
+}
+
+func ExampleWithAbortOn() {
+	errNotFound := errors.New("not found")
+	policy := resilience.Retry[string](resilience.WithAbortOn(errNotFound))
+	calls := 0
+	_, err := resilience.Do(context.Background(), policy, func(context.Context) (string, error) {
+		calls++
+		return "", fmt.Errorf("user 7: %w", errNotFound)
+	})
+	fmt.Println(calls, err)
+	// Output: 1 user 7: not found
+}
+
+func ExamplePermanent() {
+	policy := resilience.Retry[string]()
+	calls := 0
+	_, err := resilience.Do(context.Background(), policy, func(context.Context) (string, error) {
+		calls++
+		return "", resilience.Permanent(errors.New("invalid request"))
+	})
+	fmt.Println(calls, err)
+	// Output: 1 invalid request
+}
+
+func ExampleWithRetryIfResult() {
+	// Poll until the job reports it is done.
+	polls := 0
+	status := func(context.Context) (string, error) {
+		polls++
+		if polls < 3 {
+			return "running", nil
+		}
+		return "done", nil
+	}
+	policy := resilience.Retry[string](
+		resilience.WithAttempts(0), // until done
+		resilience.WithBackoff(resilience.Constant(time.Millisecond)),
+		resilience.WithRetryIfResult(func(s string) bool { return s == "running" }),
+	)
+	v, err := resilience.Do(context.Background(), policy, status)
+	fmt.Println(v, polls, err)
+	// Output: done 3 <nil>
+}
+
+func ExampleNewRetryBudget() {
+	// Retries may add at most 10% to the calls, plus one a second.
+	budget := resilience.NewRetryBudget(0.1, 1)
+	policy := resilience.Retry[string](resilience.WithBudget(budget), resilience.WithBackoff(resilience.Constant(0)))
+
+	calls := 0
+	down := func(context.Context) (string, error) { calls++; return "", errors.New("down") }
+	for range 100 {
+		_, _ = resilience.Do(context.Background(), policy, down)
+	}
+	fmt.Println(calls <= 100+10+1)
+	// Output: true
+}

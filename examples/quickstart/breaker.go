@@ -1,0 +1,47 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+func init() {
+	register(scenario{order: 30, name: "breaker", title: "Breaker: opens after 3 failures, probes again after 100ms", run: breakerTour})
+}
+
+func breakerTour(ctx context.Context, w io.Writer) error {
+	// Down for its first four calls, then back.
+	d := 2 * time.Millisecond
+	svc := newService(fail(d), fail(d), fail(d), fail(d), ok(d), ok(d), ok(d))
+	breaker := resilience.NewBreaker(
+		resilience.WithFailureThreshold(3),
+		resilience.WithCoolDown(100*time.Millisecond),
+		resilience.WithOnStateChange(func(from, to resilience.BreakerState) {
+			fmt.Fprintf(w, "  breaker %s -> %s\n", from, to)
+		}),
+	)
+	policy := resilience.Guarded[string](breaker)
+	for i := 1; i <= 9; i++ {
+		v, err := resilience.Do(ctx, policy, svc.Call)
+		var open *resilience.BreakerOpenError
+		switch {
+		case err == nil:
+			fmt.Fprintf(w, "call %d: %s\n", i, v)
+		case errors.As(err, &open):
+			fmt.Fprintf(w, "call %d: refused at once, the service is spared (probe in %s)\n", i, open.RetryAfter().Round(10*time.Millisecond))
+		default:
+			fmt.Fprintf(w, "call %d: %v\n", i, err)
+		}
+		if i == 5 || i == 7 {
+			time.Sleep(110 * time.Millisecond) // let the cool-down pass
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	return nil
+}
