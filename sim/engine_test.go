@@ -143,7 +143,7 @@ func TestNetDelay(t *testing.T) {
 
 func TestVirtualClock(t *testing.T) {
 	var e engine
-	c := virtualClock{&e}
+	c := virtualClock{e: &e}
 	start := c.Now()
 	e.at(1500*time.Millisecond, 0, 0)
 	e.run(-1, func(uint8, int32) {})
@@ -171,10 +171,62 @@ func TestVirtualClock(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("%s did not panic; a wait in real time must not pass unnoticed", name)
+					t.Errorf("%s outside a task did not panic; a wait in real time must not pass unnoticed", name)
 				}
 			}()
 			f()
 		})
+	}
+}
+
+// TestSchedulerWaits runs tasks that wait on the virtual clock in each way
+// it allows, and checks they wake at the right virtual times, in order.
+func TestSchedulerWaits(t *testing.T) {
+	const kindWake = 0
+	var e engine
+	s := newScheduler()
+	c := virtualClock{e: &e, s: s}
+	type wake struct {
+		task int
+		at   time.Duration
+	}
+	var got []wake
+	bodies := []func() error{
+		func() error { c.Sleep(30 * time.Millisecond); got = append(got, wake{0, e.now}); return nil },
+		func() error { <-c.Timer(10 * time.Millisecond).C; got = append(got, wake{1, e.now}); return nil },
+		func() error { <-c.After(20 * time.Millisecond); got = append(got, wake{2, e.now}); return nil },
+		func() error {
+			c.Sleep(10 * time.Millisecond)
+			c.Sleep(15 * time.Millisecond)
+			got = append(got, wake{3, e.now})
+			return nil
+		},
+	}
+	tasks := make([]*task, len(bodies))
+	done := 0
+	handle := func(i int32, y yield) {
+		switch y.kind {
+		case yieldSleep:
+			e.after(y.d, kindWake, i)
+		case yieldDone:
+			done++
+		default:
+			t.Fatalf("task %d yielded %v, want a sleep or the end", i, y.kind)
+		}
+	}
+	for i, b := range bodies {
+		tk, y := s.start(b)
+		tasks[i] = tk
+		handle(int32(i), y)
+	}
+	e.run(-1, func(_ uint8, id int32) { handle(id, s.switchTo(tasks[id], nil)) })
+	want := []wake{{1, 10 * time.Millisecond}, {2, 20 * time.Millisecond}, {3, 25 * time.Millisecond}, {0, 30 * time.Millisecond}}
+	if done != len(bodies) || len(got) != len(want) {
+		t.Fatalf("%d tasks done, wakes %v; want %d, %v", done, got, len(bodies), want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("wakes = %v, want %v", got, want)
+		}
 	}
 }

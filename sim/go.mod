@@ -5,6 +5,7 @@ go 1.25
 require (
 	github.com/benbjohnson/clock v1.3.5
 	github.com/faf87a20/resilience v0.0.0
+	go.uber.org/goleak v1.3.0
 	gonum.org/v1/plot v0.17.0
 )
 

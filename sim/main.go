@@ -55,7 +55,8 @@ type options struct {
 	retryBase    time.Duration
 	retryCap     time.Duration
 	budgetRatio  float64
-	budgetFloor  float64
+	budgetFloor  int
+	budgetCap    int
 	breakerFails int
 	breakerCool  time.Duration
 }
@@ -113,7 +114,8 @@ Runs are deterministic for a -seed. Flags:
 	fs.DurationVar(&o.retryBase, "retry-base", 100*time.Millisecond, "outage: exponential backoff's first wait")
 	fs.DurationVar(&o.retryCap, "retry-cap", 10*time.Second, "outage: exponential backoff's cap, also the cap on a breaker's retry-after hint")
 	fs.Float64Var(&o.budgetRatio, "budget-ratio", 0.1, "outage: retries a client's budget allows per request")
-	fs.Float64Var(&o.budgetFloor, "budget-floor", 0.1, "outage: retries per second a client's budget always allows")
+	fs.IntVar(&o.budgetFloor, "budget-floor", 1, "outage: retries per second a client's budget always allows")
+	fs.IntVar(&o.budgetCap, "budget-capacity", 100, "outage: retries a client's budget can save up")
 	fs.IntVar(&o.breakerFails, "breaker-failures", 5, "outage: consecutive failures that open a client's breaker")
 	fs.DurationVar(&o.breakerCool, "breaker-cooldown", 2*time.Second, "outage: how long a breaker stays open before a probe")
 	return fs
@@ -154,7 +156,8 @@ func (o *options) validate() error {
 	bad(o.retryBase <= 0, "retry-base", "must be positive, got %v", o.retryBase)
 	bad(o.retryCap < o.retryBase, "retry-cap", "must be at least -retry-base, got %v", o.retryCap)
 	bad(!(o.budgetRatio >= 0 && o.budgetRatio <= 1000), "budget-ratio", "must be in [0, 1000], got %v", o.budgetRatio)
-	bad(!(o.budgetFloor >= 0 && o.budgetFloor <= 1e6), "budget-floor", "must be in [0, 1e6], got %v", o.budgetFloor)
+	bad(o.budgetFloor < 0, "budget-floor", "must not be negative, got %d", o.budgetFloor)
+	bad(o.budgetCap < 0 || o.budgetCap > 1e12, "budget-capacity", "must be in [0, 1e12], got %d", o.budgetCap)
 	bad(o.breakerFails < 1, "breaker-failures", "must be at least 1, got %d", o.breakerFails)
 	bad(o.breakerCool <= 0, "breaker-cooldown", "must be positive, got %v", o.breakerCool)
 	if o.scenario != "contention" {

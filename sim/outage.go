@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/faf87a20/resilience"
 )
 
@@ -33,28 +32,10 @@ func (c outageConfig) offered() float64 { return float64(c.Clients) * c.Rate }
 // recovery is when the server stops failing.
 func (c outageConfig) recovery() time.Duration { return c.OutageStart + c.Outage }
 
-// budget is what the simulation asks of a retry budget: it is told of every
-// request (first attempt) and asked before every retry.
-type budget interface {
-	onRequest()
-	allowRetry() bool
-}
-
-// outagePolicy is one client-side policy of the outage scenario. Each client
-// builds its own backoff, budget and breaker, as separate processes would.
-type outagePolicy struct {
-	Name       string
-	Attempts   int // in all, the first included
-	NewBackoff func(r *rand.Rand) resilience.Backoff
-	NewBudget  func(c clock.Clock) budget           // nil: no budget
-	NewBreaker func(c clock.Clock) resilience.Guard // nil: no breaker
-	MaxWait    time.Duration                        // cap on a RetryAfter hint
-}
-
 // outageResult is what one run of the outage scenario measured.
 type outageResult struct {
 	Policy string
-	// Per bucket: calls that reached the server, calls it served well,
+	// Per bucket: calls that reached the server, calls it served in time,
 	// requests the clients completed and requests they gave up on.
 	Load, Served, Succeeded, Failed []int
 	// Attempts that failed in each bucket: refused or failed by the server,
@@ -62,7 +43,7 @@ type outageResult struct {
 	Failures []int
 	Requests int // requests the clients sent
 	Calls    int // calls that reached the server
-	Rejected int // attempts the clients' breakers refused
+	Refused  int // attempts the clients' breakers refused
 	// Peak is the highest bucket load divided by the offered load.
 	Peak float64
 	// Drain is the time from recovery until the load is back within the
@@ -74,112 +55,89 @@ type outageResult struct {
 
 // Event kinds of the outage scenario.
 const (
-	evArrive  uint8 = iota // id: client; a new request starts
-	evAttempt              // id: request; a retry starts
-	evServer               // id: request; the attempt reaches the server
-	evOutcome              // id: request; the client learns how the attempt went
+	evArrive  uint8 = iota // id: client; its next request starts
+	evWake                 // id: request; its wait is over
+	evServer               // id: request; its call reaches the server
+	evOutcome              // id: request; the client learns how the call went
 )
 
-type outageClient struct {
-	backoff resilience.Backoff
-	budget  budget
-	breaker resilience.Guard
-}
-
 type outageRequest struct {
-	client   int32
-	attempt  int
-	prev     time.Duration // the wait before the previous retry
-	deadline time.Duration // when the client gives up on the current attempt
-	ok       bool          // the current attempt succeeded
-	done     func(error)   // the breaker's done for the current attempt
+	task     *task
+	deadline time.Duration // when the client gives up on the current call
+	ok       bool          // the current call succeeded
 }
 
-// errServer is the error of a failed attempt, as the client's breaker sees it.
+// errServer is the error of a failed call, as the client's policy sees it.
 var errServer = errors.New("sim: server error")
+
+// errRunOver ends the calls still waiting when the run is over.
+var errRunOver = errors.New("sim: run over")
 
 // runOutage runs the outage scenario once for one policy. The server serves
 // calls in arrival order at its capacity; a call that would wait past the
 // queue limit is refused at once, and during the outage every call fails at
-// once. A client times out an attempt that takes too long, though the
-// server still does the work.
+// once. A client times out a call that takes too long, though the server
+// still does the work.
+//
+// Each request runs the client's policy (the library's Retry, budget and
+// breaker) in a task of its own; the call it guards yields to the loop,
+// which answers once the network and the server have had their say.
 func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 	var (
 		e         engine
 		busyUntil time.Duration // when the server will have served every call it took
 		reqs      []outageRequest
 	)
-	vc := virtualClock{&e}
+	s := newScheduler()
+	vc := virtualClock{e: &e, s: s}
 	nb := int((cfg.Duration + cfg.Bucket - 1) / cfg.Bucket)
 	res := outageResult{
 		Policy: pol.Name,
 		Load:   make([]int, nb), Served: make([]int, nb),
 		Succeeded: make([]int, nb), Failed: make([]int, nb), Failures: make([]int, nb),
 	}
-	bucket := func() int { return min(int(e.now/cfg.Bucket), nb-1) }
+	bucket := func(t time.Duration) int { return min(int(t/cfg.Bucket), nb-1) }
 	interval := time.Duration(float64(time.Second) / cfg.Rate)
 	service := time.Duration(float64(time.Second) / cfg.Capacity)
 	maxWait := time.Duration(cfg.Queue) * service
 	delay := func() time.Duration { return netDelay(r, cfg.NetMean, cfg.NetSD) }
 
-	clients := make([]outageClient, cfg.Clients)
-	for i := range clients {
-		c := &clients[i]
-		c.backoff = pol.NewBackoff(r)
-		if pol.NewBudget != nil {
-			c.budget = pol.NewBudget(vc)
-		}
-		if pol.NewBreaker != nil {
-			c.breaker = pol.NewBreaker(vc)
-		}
+	countRefusals := func(g resilience.Guard) resilience.Guard {
+		return countingGuard{g: g, refused: func() {
+			res.Refused++
+			res.Failures[bucket(e.now)]++
+		}}
+	}
+	policies := make([]resilience.Policy[struct{}], cfg.Clients)
+	for i := range policies {
+		policies[i] = pol.New(vc, r, countRefusals)
 		e.at(time.Duration(r.Int64N(int64(interval))), evArrive, int32(i))
 	}
-
-	var outcome func(id int32, err error)
-	attempt := func(id int32) {
-		q := &reqs[id]
-		q.attempt++
-		q.done = nil
-		if b := clients[q.client].breaker; b != nil {
-			done, err := b.Enter(context.Background())
-			if err != nil {
-				res.Rejected++
-				outcome(id, err)
-				return
-			}
-			q.done = done
-		}
-		if cfg.Timeout > 0 {
-			q.deadline = e.now + cfg.Timeout
-		}
-		e.after(delay(), evServer, id)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	call := func(context.Context) (struct{}, error) {
+		return struct{}{}, s.suspend(yield{kind: yieldCall})
 	}
-	outcome = func(id int32, err error) {
+
+	// handle acts on what request id's task yielded.
+	handle := func(id int32, y yield) {
 		q := &reqs[id]
-		if q.done != nil {
-			q.done(err)
-			q.done = nil
-		}
-		b := bucket()
-		if err == nil {
-			res.Succeeded[b]++
-			return
-		}
-		res.Failures[b]++
-		c := &clients[q.client]
-		if q.attempt < pol.Attempts {
-			d, ok := c.backoff.Delay(q.attempt, q.prev)
-			if ok && (c.budget == nil || c.budget.allowRetry()) {
-				q.prev = d
-				var ra interface{ RetryAfter() time.Duration }
-				if errors.As(err, &ra) && ra.RetryAfter() > d {
-					d = min(ra.RetryAfter(), max(pol.MaxWait, d))
-				}
-				e.after(d, evAttempt, id)
-				return
+		switch y.kind {
+		case yieldSleep:
+			e.after(y.d, evWake, id)
+		case yieldCall:
+			if cfg.Timeout > 0 {
+				q.deadline = e.now + cfg.Timeout
+			}
+			e.after(delay(), evServer, id)
+		case yieldDone:
+			q.task = nil
+			if y.err == nil {
+				res.Succeeded[bucket(e.now)]++
+			} else {
+				res.Failed[bucket(e.now)]++
 			}
 		}
-		res.Failed[b]++
 	}
 
 	e.run(cfg.Duration, func(kind uint8, id int32) {
@@ -188,18 +146,22 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			if next := e.now + interval; next < cfg.Duration {
 				e.at(next, evArrive, id)
 			}
-			reqs = append(reqs, outageRequest{client: id})
 			res.Requests++
-			if b := clients[id].budget; b != nil {
-				b.onRequest()
-			}
-			attempt(int32(len(reqs) - 1))
-		case evAttempt:
-			attempt(id)
+			p := policies[id]
+			rid := int32(len(reqs))
+			reqs = append(reqs, outageRequest{})
+			t, y := s.start(func() error {
+				_, err := p.Execute(ctx, call)
+				return err
+			})
+			reqs[rid].task = t
+			handle(rid, y)
+		case evWake:
+			handle(id, s.switchTo(reqs[id].task, nil))
 		case evServer:
 			q := &reqs[id]
 			res.Calls++
-			res.Load[bucket()]++
+			res.Load[bucket(e.now)]++
 			reply := e.now + delay()
 			q.ok = false
 			switch {
@@ -214,17 +176,30 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 				reply, q.ok = q.deadline, false
 			}
 			if q.ok {
-				res.Served[min(int(busyUntil/cfg.Bucket), nb-1)]++
+				res.Served[bucket(busyUntil)]++
 			}
 			e.at(reply, evOutcome, id)
 		case evOutcome:
 			var err error
 			if !reqs[id].ok {
 				err = errServer
+				res.Failures[bucket(e.now)]++
 			}
-			outcome(id, err)
+			handle(id, s.switchTo(reqs[id].task, err))
 		}
 	})
+
+	// The run is over: end every request still under way, so that no task
+	// is left behind. Their outcomes are not counted.
+	cancel()
+	for id := range reqs {
+		for t := reqs[id].task; t != nil; t = reqs[id].task {
+			y := s.switchTo(t, errRunOver)
+			if y.kind == yieldDone {
+				reqs[id].task = nil
+			}
+		}
+	}
 	res.measure(cfg)
 	return res
 }

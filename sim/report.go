@@ -59,7 +59,7 @@ func (o *options) outageConfig() outageConfig {
 func (o *options) policyParams() policyParams {
 	return policyParams{
 		Attempts: o.attempts, FixedWait: o.fixedWait, Base: o.retryBase, Cap: o.retryCap,
-		BudgetRatio: o.budgetRatio, BudgetFloor: o.budgetFloor,
+		BudgetRatio: o.budgetRatio, BudgetFloor: o.budgetFloor, BudgetCapacity: o.budgetCap,
 		BreakerFails: o.breakerFails, BreakerCool: o.breakerCool,
 	}
 }

@@ -127,7 +127,7 @@ func testPolicies() map[string]outagePolicy {
 	m := map[string]outagePolicy{}
 	for _, p := range outagePolicies(policyParams{
 		Attempts: 3, FixedWait: 100 * time.Millisecond, Base: 100 * time.Millisecond, Cap: 10 * time.Second,
-		BudgetRatio: 0.1, BudgetFloor: 0.1, BreakerFails: 5, BreakerCool: 2 * time.Second,
+		BudgetRatio: 0.1, BudgetFloor: 1, BudgetCapacity: 100, BreakerFails: 5, BreakerCool: 2 * time.Second,
 	}) {
 		m[p.Name] = p
 	}
@@ -161,14 +161,15 @@ func TestOutagePolicies(t *testing.T) {
 		wantDrained      bool
 		maxDrain         time.Duration
 		maxCallsPerReqst float64
+		wantRefused      bool // the clients' breakers refused calls
 	}{
-		{"no outage", healthy, "plain retries", 0, 0, true, 0, 1.01},
-		{"plain retries triple the load", roomy, "plain retries", 2.8, 3.2, true, time.Second, 3},
-		{"jitter does not lower it", roomy, "expo+jitter", 2.8, 3.2, true, time.Second, 3},
-		{"a budget caps it", roomy, "+budget", 1, 1.3, true, time.Second, 1.2},
-		{"a breaker sheds it", roomy, "+breaker", 0, 0.2, true, 2500 * time.Millisecond, 1},
-		{"tight capacity: plain retries never drain", testOutageConfig(), "plain retries", 2.8, 3.2, false, 0, 3},
-		{"tight capacity: a budget drains", testOutageConfig(), "+budget", 1, 1.3, true, time.Second, 1.2},
+		{"no outage", healthy, "plain retries", 0, 0, true, 0, 1.01, false},
+		{"plain retries triple the load", roomy, "plain retries", 2.8, 3.2, true, time.Second, 3, false},
+		{"jitter does not lower it", roomy, "expo+jitter", 2.8, 3.2, true, time.Second, 3, false},
+		{"a budget caps it", roomy, "+budget", 1, 1.3, true, time.Second, 1.2, false},
+		{"a breaker sheds it", roomy, "+breaker", 0, 0.2, true, 2500 * time.Millisecond, 1, true},
+		{"tight capacity: plain retries never drain", testOutageConfig(), "plain retries", 2.8, 3.2, false, 0, 3, false},
+		{"tight capacity: a budget drains", testOutageConfig(), "+budget", 1, 1.3, true, time.Second, 1.2, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,6 +183,9 @@ func TestOutagePolicies(t *testing.T) {
 			}
 			if r := float64(res.Calls) / float64(res.Requests); r > tc.maxCallsPerReqst {
 				t.Errorf("calls per request = %.2f, want at most %.2f", r, tc.maxCallsPerReqst)
+			}
+			if (res.Refused > 0) != tc.wantRefused {
+				t.Errorf("breakers refused %d calls, want refusals %v", res.Refused, tc.wantRefused)
 			}
 			if res.Requests != 20*10*20 {
 				t.Errorf("requests = %d, want %d", res.Requests, 20*10*20)

@@ -20,5 +20,21 @@ type backoffParams struct {
 	Cap  time.Duration
 }
 
-// contentionStrategies returns the six strategies of the contention scenario.
-func contentionStrategies(p backoffParams) []contentionStrategy { return standinStrategies(p) }
+// contentionStrategies returns the six strategies of the contention
+// scenario, each built from the library's backoffs. Full and equal jitter
+// wrap the capped exponential, as in the AWS article: their waits only go
+// down from it, so they never pass the cap.
+func contentionStrategies(p backoffParams) []contentionStrategy {
+	expo := resilience.Cap(resilience.Exponential(p.Base, 2), p.Cap)
+	strategy := func(name string, b resilience.Backoff) contentionStrategy {
+		return contentionStrategy{name, func(r *rand.Rand) resilience.Backoff { return resilience.WithRand(b, r) }}
+	}
+	return []contentionStrategy{
+		strategy("none", resilience.Constant(0)),
+		strategy("exponential", expo),
+		strategy("full jitter", resilience.FullJitter(expo)),
+		strategy("equal jitter", resilience.EqualJitter(expo)),
+		strategy("decorrelated", resilience.DecorrelatedJitter(p.Base, p.Cap)),
+		strategy("polly smooth", resilience.Cap(resilience.SmoothJitter(p.Base), p.Cap)),
+	}
+}
