@@ -35,9 +35,9 @@ func (c outageConfig) recovery() time.Duration { return c.OutageStart + c.Outage
 // outageResult is what one run of the outage scenario measured.
 type outageResult struct {
 	Policy string
-	// Per bucket: calls that reached the server, calls it served in time,
-	// requests the clients completed and requests they gave up on.
-	Load, Served, Succeeded, Failed []int
+	// Per bucket: calls that reached the server, requests the clients
+	// completed and requests they gave up on.
+	Load, Succeeded, Failed []int
 	// Attempts that failed in each bucket: refused or failed by the server,
 	// timed out, or refused by the client's own breaker.
 	Failures []int
@@ -93,8 +93,8 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 	nb := int((cfg.Duration + cfg.Bucket - 1) / cfg.Bucket)
 	res := outageResult{
 		Policy: pol.Name,
-		Load:   make([]int, nb), Served: make([]int, nb),
-		Succeeded: make([]int, nb), Failed: make([]int, nb), Failures: make([]int, nb),
+		Load:   make([]int, nb), Succeeded: make([]int, nb),
+		Failed: make([]int, nb), Failures: make([]int, nb),
 	}
 	bucket := func(t time.Duration) int { return min(int(t/cfg.Bucket), nb-1) }
 	interval := time.Duration(float64(time.Second) / cfg.Rate)
@@ -174,9 +174,6 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			}
 			if cfg.Timeout > 0 && reply > q.deadline {
 				reply, q.ok = q.deadline, false
-			}
-			if q.ok {
-				res.Served[bucket(busyUntil)]++
 			}
 			e.at(reply, evOutcome, id)
 		case evOutcome:
