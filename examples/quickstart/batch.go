@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+func init() {
+	register(scenario{order: 50, name: "batch", title: "Batcher: 10 lookups become 3 calls (batches of up to 4, 20ms wait)", run: batchTour})
+}
+
+func batchTour(ctx context.Context, w io.Writer) error {
+	var mu sync.Mutex
+	var calls []string
+	lookup := func(_ context.Context, ids []int) ([]string, error) {
+		sorted := append([]int(nil), ids...)
+		sort.Ints(sorted)
+		mu.Lock()
+		calls = append(calls, fmt.Sprint(sorted))
+		mu.Unlock()
+		out := make([]string, len(ids))
+		for i, id := range ids {
+			out[i] = fmt.Sprintf("user-%d", id)
+		}
+		return out, nil
+	}
+	b := resilience.NewBatcher(lookup, resilience.WithMaxSize(4), resilience.WithMaxWait(20*time.Millisecond))
+
+	results := make([]string, 10)
+	var wg sync.WaitGroup
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v, err := b.Do(ctx, i+1)
+			if err != nil {
+				results[i] = err.Error()
+				return
+			}
+			results[i] = v
+		}()
+		time.Sleep(time.Millisecond) // callers arrive one by one
+	}
+	wg.Wait()
+	if err := b.Close(ctx); err != nil {
+		return err
+	}
+	for i, c := range calls {
+		fmt.Fprintf(w, "backend call %d: ids %s\n", i+1, c)
+	}
+	fmt.Fprintf(w, "each caller got its own answer: %s\n", strings.Join(results, " "))
+	return nil
+}
