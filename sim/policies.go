@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/faf87a20/resilience"
+)
+
+// policyParams are the outage scenario's policy settings.
+type policyParams struct {
+	Attempts       int
+	FixedWait      time.Duration
+	Base           time.Duration
+	Cap            time.Duration
+	BudgetRatio    float64
+	BudgetFloor    int
+	BudgetCapacity int
+	BreakerFails   int
+	BreakerCool    time.Duration
+}
+
+// outagePolicy is one client-side policy of the outage scenario. New builds
+// the policy of one client (each client has its own backoff, budget and
+// breaker, as separate processes would), reading and waiting on c, drawing
+// jitter from r, and calling guard, when not nil, with the breaker it puts
+// behind the retries.
+type outagePolicy struct {
+	Name string
+	New  func(c clock.Clock, r *rand.Rand, guard func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}]
+}
+
+// outagePolicies returns the four policies of the outage scenario, each
+// adding one thing to the one before it (after plain retries). They are the
+// library's Retry, RetryBudget and Breaker, composed as a user would.
+func outagePolicies(p policyParams) []outagePolicy {
+	fixed := resilience.Constant(p.FixedWait)
+	jittered := resilience.FullJitter(resilience.Cap(resilience.Exponential(p.Base, 2), p.Cap))
+	retry := func(c clock.Clock, b resilience.Backoff, r *rand.Rand, more ...resilience.RetryOption) resilience.Policy[struct{}] {
+		opts := append([]resilience.RetryOption{
+			resilience.WithAttempts(p.Attempts),
+			resilience.WithBackoff(resilience.WithRand(b, r)),
+			resilience.WithMaxRetryAfter(p.Cap),
+			resilience.WithClock(c),
+		}, more...)
+		return resilience.Retry[struct{}](opts...)
+	}
+	budget := func(c clock.Clock) resilience.RetryOption {
+		return resilience.WithBudget(resilience.NewRetryBudget(p.BudgetRatio, p.BudgetFloor,
+			resilience.WithBudgetCapacity(p.BudgetCapacity), resilience.WithClock(c)))
+	}
+	return []outagePolicy{
+		{"plain retries", func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
+			return retry(c, fixed, r)
+		}},
+		{"expo+jitter", func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
+			return retry(c, jittered, r)
+		}},
+		{"+budget", func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
+			return retry(c, jittered, r, budget(c))
+		}},
+		{"+breaker", func(c clock.Clock, r *rand.Rand, guard func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
+			var g resilience.Guard = resilience.NewBreaker(
+				resilience.WithFailureThreshold(p.BreakerFails),
+				resilience.WithCoolDown(p.BreakerCool),
+				resilience.WithClock(c))
+			if guard != nil {
+				g = guard(g)
+			}
+			return resilience.Compose(retry(c, jittered, r, budget(c)), resilience.Guarded[struct{}](g))
+		}},
+	}
+}
+
+// countingGuard passes calls to a guard and counts the calls it refuses.
+type countingGuard struct {
+	g       resilience.Guard
+	refused func()
+}
+
+func (c countingGuard) Enter(ctx context.Context) (func(error), error) {
+	done, err := c.g.Enter(ctx)
+	if err != nil {
+		c.refused()
+	}
+	return done, err
+}
