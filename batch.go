@@ -239,15 +239,18 @@ func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	if err != nil {
 		return zero, err
 	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		if b.withdraw(c) {
-			b.putCall(c)
+	if done := ctx.Done(); done == nil {
+		<-c.done // a context that never ends: a plain receive is cheaper
+	} else {
+		select {
+		case <-c.done:
+		case <-done:
+			if b.withdraw(c) {
+				b.putCall(c)
+			}
+			// Otherwise the batch has it: it will answer c, which is left to it.
 			return zero, ctx.Err()
 		}
-		// Already sent: the batch will answer, and c is left to it.
-		return zero, ctx.Err()
 	}
 	out, err := c.out, c.err
 	b.putCall(c)
