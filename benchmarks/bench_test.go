@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	retrygo "github.com/avast/retry-go/v5"
 	cenkalti "github.com/cenkalti/backoff/v7"
 	eabatcher "github.com/eapache/go-resiliency/batcher"
 	eabreaker "github.com/eapache/go-resiliency/breaker"
@@ -23,7 +24,6 @@ import (
 	fsretry "github.com/failsafe-go/failsafe-go/retrypolicy"
 	fstimeout "github.com/failsafe-go/failsafe-go/timeout"
 	"github.com/graph-gophers/dataloader/v7"
-	retrygo "github.com/avast/retry-go/v5"
 	"github.com/sony/gobreaker/v2"
 
 	"github.com/faf87a20/resilience"
@@ -31,7 +31,7 @@ import (
 
 var errTransient = errors.New("transient")
 
-func work() (int, error)                  { return 1, nil }
+func work() (int, error)                   { return 1, nil }
 func workCtx(context.Context) (int, error) { return 1, nil }
 
 // flaky fails the first and second of every three calls.
@@ -45,7 +45,7 @@ func (f *flaky) call() (int, error) {
 	return f.n, nil
 }
 func (f *flaky) callCtx(context.Context) (int, error) { return f.call() }
-func (f *flaky) run() error                            { _, err := f.call(); return err }
+func (f *flaky) run() error                           { _, err := f.call(); return err }
 
 func BenchmarkBare(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
