@@ -12,11 +12,20 @@
 //
 // # Policies and guards
 //
-// A [Policy] wraps a call: [Timeout] bounds how long it may take, Retry
-// repeats it when it fails. A [Guard] is a gate shared by calls of every
-// result type — a [Breaker] or a [Bulkhead] — made into a policy for one
-// result type by [Guarded]. A [PolicyFunc] turns a function of your own into
-// a policy.
+// A [Policy] wraps a call: [Timeout] bounds how long it may take, [Retry]
+// repeats it when it fails, waiting as a [Backoff] says (constant, linear,
+// exponential, Fibonacci, jittered in every known way, or a preset that
+// reproduces Kubernetes, gRPC, Celery and others) and drawing on a shared
+// [RetryBudget]. A [Guard] is a gate shared by calls of every result type —
+// a [Breaker] ([NewBreaker]) or a [Bulkhead] ([NewBulkhead]) — made into a
+// policy for one result type by [Guarded]. A [PolicyFunc] turns a function
+// of your own into a policy.
+//
+// # Batching
+//
+// A [Batcher] ([NewBatcher]) gathers the items of many callers into one
+// call of a batch function and gives each caller its own result; a
+// [Loader] ([NewLoader]) does the same by key, DataLoader-style.
 //
 // # Composition
 //
