@@ -399,20 +399,18 @@ func (r *retry[T]) now() time.Time {
 
 // sleep waits d, and reports false if ctx ended first.
 func (r *retry[T]) sleep(ctx context.Context, d time.Duration) bool {
+	var fired <-chan time.Time
+	var stop func() bool
 	if r.clock == nil {
 		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return true
-		case <-ctx.Done():
-			return false
-		}
+		fired, stop = t.C, t.Stop
+	} else {
+		t := r.clock.Timer(d)
+		fired, stop = t.C, t.Stop
 	}
-	t := r.clock.Timer(d)
-	defer t.Stop()
+	defer stop()
 	select {
-	case <-t.C:
+	case <-fired:
 		return true
 	case <-ctx.Done():
 		return false
