@@ -60,6 +60,7 @@ func parse(r io.Reader) ([]row, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	slices.SortStableFunc(rowOrder, func(a, b string) int { return rank(a) - rank(b) })
 	var rows []row
 	for _, name := range rowOrder {
 		rw := row{name: name}
@@ -75,6 +76,18 @@ func parse(r io.Reader) ([]row, error) {
 		rows = append(rows, rw)
 	}
 	return rows, nil
+}
+
+// order is the order rows are printed in, whatever order they ran in;
+// rows it does not name come after, as they came.
+var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
+	"BreakerOpenRefusal", "Bulkhead", "Timeout", "Composed", "ComposedParallel", "BatchPerItem"}
+
+func rank(name string) int {
+	if i := slices.Index(order, name); i >= 0 {
+		return i
+	}
+	return len(order)
 }
 
 func median(ss []sample, f func(sample) float64) float64 {

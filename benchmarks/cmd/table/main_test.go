@@ -7,6 +7,7 @@ import (
 )
 
 const sampleOutput = `goos: linux
+BenchmarkBatchPerItem/resilience-2   	100	 210 ns/op	 2 B/op	 0 allocs/op
 BenchmarkRetrySuccess/resilience-2   	100	 5.0 ns/op	 0 B/op	 0 allocs/op
 BenchmarkRetrySuccess/resilience-2   	100	 7.0 ns/op	 0 B/op	 0 allocs/op
 BenchmarkRetrySuccess/resilience-2   	100	 6.0 ns/op	 0 B/op	 0 allocs/op
@@ -23,8 +24,8 @@ func TestTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 2 || len(rows[0].results) != 3 {
-		t.Fatalf("parse() = %+v, want 2 rows, the first with 3 libraries", rows)
+	if len(rows) != 3 || len(rows[0].results) != 3 || rows[2].name != "BatchPerItem" {
+		t.Fatalf("parse() = %+v, want 3 rows in the table's order, the first with 3 libraries", rows)
 	}
 	if got := rows[0].results[0].ns; got != 6 {
 		t.Errorf("median of 5, 7, 6 = %v, want 6", got)
@@ -38,6 +39,7 @@ func TestTable(t *testing.T) {
 		"| Timeout (cooperative) | 420 | 4 |",
 		"cooperative ≤ 1.15× context.WithTimeout: met",
 		"| RetrySuccess | failsafe-go | 500 | 416 | 14 |",
+		"| BatchPerItem | 210 | 0 | – | – | – | ≤ 300 ns, ≤ 2 allocs per item: met |",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
