@@ -22,7 +22,7 @@ func Compose[T any](policies ...Policy[T]) Policy[T] {
 		case nil:
 		case *composition[T]:
 			for l := p.head; l != nil; l = l.next {
-				layers = append(layers, l.layer())
+				layers = append(layers, l.policy)
 			}
 		default:
 			layers = append(layers, p)
@@ -45,6 +45,3 @@ type composition[T any] struct {
 func (c *composition[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	return c.head.call(ctx, fn)
 }
-
-// layer is the policy l stands for.
-func (l *link[T]) layer() Policy[T] { return l.policy }
