@@ -10,12 +10,12 @@ import (
 // rest of the chain and nothing else.
 type passThrough[T any] struct{}
 
-func (p passThrough[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
-	return p.around(ctx, nil, fn)
+func (passThrough[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	return fn(ctx)
 }
 
-func (passThrough[T]) around(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
-	return next.call(ctx, fn)
+func (passThrough[T]) link(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return next(ctx, fn) }
 }
 
 // openGate admits every call and remembers nothing.

@@ -38,7 +38,7 @@ func Guarded[T any](g Guard) Policy[T] {
 		panic("resilience: Guarded: guard is nil")
 	}
 	p := &guarded[T]{g: g}
-	p.gate, _ = g.(gate)
+	p.run = p.link(last[T]())
 	return p
 }
 
@@ -51,90 +51,91 @@ type gate interface {
 }
 
 type guarded[T any] struct {
-	g    Guard
-	gate gate // g, when it is one of ours
+	g   Guard
+	run chain[T] // the guard around fn alone
 }
 
 func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
-	return p.around(ctx, nil, fn)
+	return p.run(ctx, fn)
 }
 
-func (p *guarded[T]) around(ctx context.Context, next *link[T], fn Func[T]) (v T, err error) {
-	if p.gate != nil {
-		return p.aroundGate(ctx, next, fn)
+// link returns the guard as a layer around next. With one of the package's
+// own guards the layer is a single closure that asks the gate directly.
+func (p *guarded[T]) link(next chain[T]) chain[T] {
+	if g, ok := p.g.(gate); ok {
+		return func(ctx context.Context, fn Func[T]) (v T, err error) {
+			ticket, err := g.enter(ctx)
+			if err != nil {
+				return v, err
+			}
+			finished := false
+			defer func() {
+				if !finished {
+					r := recover()
+					g.exit(ticket, newPanicError(r))
+					if r != nil {
+						panic(r)
+					}
+				}
+			}()
+			v, err = next(ctx, fn)
+			finished = true
+			g.exit(ticket, err)
+			return v, err
+		}
 	}
-	done, err := p.g.Enter(ctx)
-	if err != nil {
+	g := p.g
+	return func(ctx context.Context, fn Func[T]) (v T, err error) {
+		done, err := g.Enter(ctx)
+		if err != nil {
+			return v, err
+		}
+		finished := false
+		defer func() {
+			if !finished {
+				r := recover()
+				done(newPanicError(r))
+				if r != nil {
+					panic(r)
+				}
+			}
+		}()
+		v, err = next(ctx, fn)
+		finished = true
+		done(err)
 		return v, err
 	}
-	finished := false
-	defer func() {
-		if !finished {
-			r := recover()
-			done(newPanicError(r))
-			if r != nil {
-				panic(r)
-			}
-		}
-	}()
-	v, err = next.call(ctx, fn)
-	finished = true
-	done(err)
-	return v, err
 }
 
-func (p *guarded[T]) aroundGate(ctx context.Context, next *link[T], fn Func[T]) (v T, err error) {
-	ticket, err := p.gate.enter(ctx)
-	if err != nil {
-		return v, err
-	}
-	finished := false
-	defer func() {
-		if !finished {
-			r := recover()
-			p.gate.exit(ticket, newPanicError(r))
-			if r != nil {
-				panic(r)
-			}
-		}
-	}()
-	v, err = next.call(ctx, fn)
-	finished = true
-	p.gate.exit(ticket, err)
-	return v, err
+// chain is the inside of a layer: calling it runs the layers within and then
+// fn. The innermost chain is [last], which calls fn.
+type chain[T any] func(ctx context.Context, fn Func[T]) (T, error)
+
+// last returns the chain that calls fn and nothing else.
+func last[T any]() chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return fn(ctx) }
 }
 
-// stage is implemented by the package's own policies. around runs the policy
-// with next.call(ctx, fn) as the guarded call, so a composition is a chain of
-// direct calls with no closure per layer.
+// stage is implemented by the package's own policies. link returns the policy
+// as a layer around next: a closure that does the policy's work and calls
+// next directly. [Compose] links its layers once, when it is built, so a call
+// through a composition costs one closure call a layer, with no interface
+// call, wrapper or allocation.
 type stage[T any] interface {
 	Policy[T]
-	around(ctx context.Context, next *link[T], fn Func[T]) (T, error)
+	link(next chain[T]) chain[T]
 }
 
-// link is one layer of a composition; a nil *link is the end of the chain,
-// where fn itself is called.
-type link[T any] struct {
-	stage  stage[T]  // the layer, when it is one of ours
-	policy Policy[T] // the layer, when it is not
-	next   *link[T]
-}
-
-// call runs the chain from l inwards, ending in fn. It is small enough to
-// be inlined into every stage, which keeps the chain one frame a layer.
-func (l *link[T]) call(ctx context.Context, fn Func[T]) (T, error) {
-	if l == nil {
-		return fn(ctx)
+// linkPolicy returns p as a layer around next. A policy that is not one of
+// ours gets the rest of the chain as its fn, a closure made on each call.
+// Inside a layer, next is called directly: chains are closures, and the
+// compiler does not inline helpers into closures that it copies when it
+// inlines link.
+func linkPolicy[T any](p Policy[T], next chain[T]) chain[T] {
+	if s, ok := p.(stage[T]); ok {
+		return s.link(next)
 	}
-	if l.stage != nil {
-		return l.stage.around(ctx, l.next, fn)
+	return func(ctx context.Context, fn Func[T]) (T, error) {
+		return p.Execute(ctx, func(ctx context.Context) (T, error) { return next(ctx, fn) })
 	}
-	return l.callPolicy(ctx, fn)
-}
-
-// callPolicy runs a policy that is not one of ours, with the rest of the
-// chain as its fn.
-func (l *link[T]) callPolicy(ctx context.Context, fn Func[T]) (T, error) {
-	next := l.next
-	return l.policy.Execute(ctx, func(ctx context.Context) (T, error) { return next.call(ctx, fn) })
 }

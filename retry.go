@@ -36,7 +36,7 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 		}
 		o.applyRetry(&cfg)
 	}
-	p := &retry[T]{retryConfig: cfg}
+	p := &retry[T]{retryConfig: cfg, last: last[T]()}
 	if cfg.resultPred != nil {
 		pred, ok := cfg.resultPred.(func(T) bool)
 		if !ok {
@@ -281,13 +281,18 @@ func (e *RetryError) Unwrap() []error {
 type retry[T any] struct {
 	retryConfig
 	retryResult func(T) bool
+	last        chain[T] // fn alone, for Execute
 }
 
 func (r *retry[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
-	return r.around(ctx, nil, fn)
+	return r.run(ctx, r.last, fn)
 }
 
-func (r *retry[T]) around(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+func (r *retry[T]) link(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn) }
+}
+
+func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
 	if r.budget != nil {
 		r.budget.deposit()
 	}
@@ -295,7 +300,7 @@ func (r *retry[T]) around(ctx context.Context, next *link[T], fn Func[T]) (T, er
 	if r.maxElapsed > 0 {
 		start = r.now()
 	}
-	v, err := next.call(ctx, fn)
+	v, err := next(ctx, fn)
 	if err == nil && r.retryResult == nil {
 		return v, nil
 	}
@@ -303,7 +308,7 @@ func (r *retry[T]) around(ctx context.Context, next *link[T], fn Func[T]) (T, er
 }
 
 // again goes on after a first attempt that did not plainly succeed.
-func (r *retry[T]) again(ctx context.Context, next *link[T], fn Func[T], start time.Time, v T, err error) (T, error) {
+func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, error) {
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
 		switch r.classify(ctx, v, err) {
@@ -339,7 +344,7 @@ func (r *retry[T]) again(ctx context.Context, next *link[T], fn Func[T], start t
 			return v, r.ended(ctx, attempt, err)
 		}
 		prev = wait
-		v, err = next.call(ctx, fn)
+		v, err = next(ctx, fn)
 		if err == nil && r.retryResult == nil {
 			return v, nil
 		}

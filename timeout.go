@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -42,7 +43,7 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 		}
 		o.applyTimeout(&cfg)
 	}
-	return &timeout[T]{d: d, timeoutConfig: cfg}
+	return &timeout[T]{d: d, timeoutConfig: cfg, last: last[T]()}
 }
 
 // TimeoutOption configures [Timeout]. [WithClock] is one too.
@@ -87,15 +88,25 @@ type timeout[T any] struct {
 	d time.Duration
 	timeoutConfig
 	calls sync.Pool // of *timedCall[T], reused when the caller got the result
+	last  chain[T]  // made once: made in Execute, it would escape to fn's goroutine
 }
 
 func (t *timeout[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
-	return t.around(ctx, nil, fn)
+	return t.run(ctx, t.last, fn)
 }
 
-func (t *timeout[T]) around(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+// link returns the timeout as a layer around next; a Timeout of 0 is no
+// layer at all.
+func (t *timeout[T]) link(next chain[T]) chain[T] {
 	if t.d == 0 {
-		return next.call(ctx, fn)
+		return next
+	}
+	return func(ctx context.Context, fn Func[T]) (T, error) { return t.run(ctx, next, fn) }
+}
+
+func (t *timeout[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
+	if t.d == 0 {
+		return next(ctx, fn)
 	}
 	if t.cooperative {
 		return t.cooperate(ctx, next, fn)
@@ -121,18 +132,18 @@ func expired(parent context.Context) error {
 	return ErrTimeout
 }
 
-func (t *timeout[T]) cooperate(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
 	tctx, cancel := t.withDeadline(ctx)
 	defer cancel()
-	v, err := next.call(tctx, fn)
+	v, err := next(tctx, fn)
 	return v, timedOut(ctx, tctx, err)
 }
 
-// timedOut turns fn's error into a timeout when fn's context ended by its
-// deadline rather than by the parent's end: fn most likely failed because
+// timedOut turns fn's error into a timeout when fn's context reached its
+// deadline while the parent's had not ended: fn most likely failed because
 // of it.
 func timedOut(parent, tctx context.Context, err error) error {
-	if err != nil && tctx.Err() != nil && parent.Err() == nil {
+	if err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
 		return &timeoutError{err: err}
 	}
 	return err
@@ -153,36 +164,34 @@ const (
 	callAbandoned
 )
 
-// timedCall is one run of fn in its own goroutine. The goroutine writes the
-// outcome and then, if it wins the state change, sends on done; the caller
-// either receives or, at the deadline, abandons the call. done is buffered so
-// that the goroutine never blocks.
+// timedCall is one run of fn in its own goroutine. The caller waits for fn's
+// context to end, which happens in one of three ways: fn's goroutine cancels
+// it when fn returns, the deadline passes, or the parent ends. Whoever moves
+// state out of running decides: the goroutine, after writing the outcome,
+// or the caller, abandoning the call. Waiting on the one channel the context
+// has anyway costs less than a select over it and a channel of our own.
 type timedCall[T any] struct {
 	state atomic.Int32
-	done  chan struct{}
 	v     T
 	err   error
 	panic *PanicError
 }
 
-func (t *timeout[T]) race(ctx context.Context, next *link[T], fn Func[T]) (T, error) {
+func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
 	tctx, cancel := t.withDeadline(ctx)
 	c, _ := t.calls.Get().(*timedCall[T])
 	if c == nil {
-		c = &timedCall[T]{done: make(chan struct{}, 1)}
+		c = new(timedCall[T])
 	}
-	go c.run(tctx, next, fn, t.onLatePanic)
+	go c.run(tctx, cancel, next, fn, t.onLatePanic)
 
-	select {
-	case <-c.done:
-	case <-tctx.Done():
-		if c.state.CompareAndSwap(callRunning, callAbandoned) {
-			cancel()
-			var zero T
-			return zero, expired(ctx)
-		}
-		<-c.done // fn finished at the deadline: its outcome wins
+	<-tctx.Done()
+	if c.state.CompareAndSwap(callRunning, callAbandoned) {
+		cancel()
+		var zero T
+		return zero, expired(ctx)
 	}
+	// fn returned, and its outcome was written before the state changed.
 	v, err, pe := c.v, timedOut(ctx, tctx, c.err), c.panic
 	cancel()
 	var zero T
@@ -199,24 +208,26 @@ func (t *timeout[T]) race(ctx context.Context, next *link[T], fn Func[T]) (T, er
 }
 
 // run calls fn and hands its outcome, or its panic, to the caller if the
-// caller still waits.
-func (c *timedCall[T]) run(ctx context.Context, next *link[T], fn Func[T], onLatePanic func(*PanicError)) {
+// caller still waits; cancel wakes the caller. Once the state has changed,
+// c belongs to the caller and run does not touch it again.
+func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next chain[T], fn Func[T], onLatePanic func(*PanicError)) {
 	finished := false
 	defer func() {
 		if finished {
 			return
 		}
-		c.panic = newPanicError(recover())
+		pe := newPanicError(recover())
+		c.panic = pe
 		if c.state.CompareAndSwap(callRunning, callFinished) {
-			c.done <- struct{}{}
+			cancel()
 		} else if onLatePanic != nil {
-			onLatePanic(c.panic)
+			onLatePanic(pe)
 		}
 	}()
-	v, err := next.call(ctx, fn)
+	v, err := next(ctx, fn)
 	finished = true
 	c.v, c.err = v, err
 	if c.state.CompareAndSwap(callRunning, callFinished) {
-		c.done <- struct{}{}
+		cancel()
 	}
 }
