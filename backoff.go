@@ -162,24 +162,24 @@ func checkFraction(fn string, f float64, max float64) {
 // Constant waits d before every retry. It panics if d is negative.
 func Constant(d time.Duration) Backoff {
 	checkDuration("Constant", "d", d)
-	return constant{d}
+	return &constant{d}
 }
 
 type constant struct{ d time.Duration }
 
-func (c constant) Delay(int, time.Duration) (time.Duration, bool) { return c.d, true }
+func (c *constant) Delay(int, time.Duration) (time.Duration, bool) { return c.d, true }
 
 // Linear waits initial before the first retry and step more before each one
 // after: initial + (n-1)·step. It panics if either is negative.
 func Linear(initial, step time.Duration) Backoff {
 	checkDuration("Linear", "initial", initial)
 	checkDuration("Linear", "step", step)
-	return linear{initial, step}
+	return &linear{initial, step}
 }
 
 type linear struct{ initial, step time.Duration }
 
-func (l linear) Delay(n int, _ time.Duration) (time.Duration, bool) {
+func (l *linear) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	return add(l.initial, times(l.step, int64(max(n, 1)-1))), true
 }
 
@@ -230,12 +230,12 @@ var fibonacci = func() [93]int64 {
 // than doubling. It panics if unit is negative.
 func Fibonacci(unit time.Duration) Backoff {
 	checkDuration("Fibonacci", "unit", unit)
-	return fib{unit}
+	return &fib{unit}
 }
 
 type fib struct{ unit time.Duration }
 
-func (f fib) Delay(n int, _ time.Duration) (time.Duration, bool) {
+func (f *fib) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	if n >= len(fibonacci) {
 		if f.unit == 0 {
 			return 0, true
@@ -252,7 +252,7 @@ func Random(min, max time.Duration) Backoff {
 	if max < min {
 		panic(fmt.Sprintf("resilience: Random: max must not be less than min, got min %v, max %v", min, max))
 	}
-	return random{min: min, max: max}
+	return &random{min: min, max: max}
 }
 
 type random struct {
@@ -260,11 +260,11 @@ type random struct {
 	src      source
 }
 
-func (r random) Delay(int, time.Duration) (time.Duration, bool) {
+func (r *random) Delay(int, time.Duration) (time.Duration, bool) {
 	return r.min + time.Duration(r.src.int64n(int64(r.max-r.min))), true
 }
 
-func (r random) withRand(rr Rand) Backoff { r.src = source{rr}; return r }
+func (r random) withRand(rr Rand) Backoff { r.src = source{rr}; return &r }
 
 // Schedule waits the given times in turn and stops after the last: retry n
 // waits waits[n-1], and there is no retry len(waits)+1. An empty schedule
@@ -290,7 +290,7 @@ func (s schedule) Delay(n int, _ time.Duration) (time.Duration, bool) {
 // the capped one (as gRPC does). It panics if max is negative.
 func Cap(b Backoff, max time.Duration) Backoff {
 	checkDuration("Cap", "max", max)
-	return capped{b: b, max: max}
+	return &capped{b: b, max: max}
 }
 
 type capped struct {
@@ -298,12 +298,12 @@ type capped struct {
 	max time.Duration
 }
 
-func (c capped) Delay(n int, prev time.Duration) (time.Duration, bool) {
+func (c *capped) Delay(n int, prev time.Duration) (time.Duration, bool) {
 	d, ok := c.b.Delay(n, prev)
 	return min(d, c.max), ok
 }
 
-func (c capped) withRand(r Rand) Backoff { c.b = withRandOf(c.b, r); return c }
+func (c capped) withRand(r Rand) Backoff { c.b = withRandOf(c.b, r); return &c }
 
 // MaxRetries stops b after n retries: Delay reports ok false for retry n+1
 // and later. It panics if n is negative.
@@ -311,7 +311,7 @@ func MaxRetries(b Backoff, n int) Backoff {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: MaxRetries: n must not be negative, got %d", n))
 	}
-	return limited{b: b, n: n}
+	return &limited{b: b, n: n}
 }
 
 type limited struct {
@@ -319,28 +319,28 @@ type limited struct {
 	n int
 }
 
-func (l limited) Delay(n int, prev time.Duration) (time.Duration, bool) {
+func (l *limited) Delay(n int, prev time.Duration) (time.Duration, bool) {
 	if n > l.n {
 		return 0, false
 	}
 	return l.b.Delay(n, prev)
 }
 
-func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return l }
+func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return &l }
 
 // FullJitter waits a uniformly random time in [0, d], d being b's wait: the
 // strategy that, in AWS's study of contending clients, does the least work.
-func FullJitter(b Backoff) Backoff { return jitter{b: b, kind: jitterFull} }
+func FullJitter(b Backoff) Backoff { return &jitter{b: b, kind: jitterFull} }
 
 // EqualJitter waits d/2 plus a uniformly random time in [0, d/2]: never
 // less than half of b's wait.
-func EqualJitter(b Backoff) Backoff { return jitter{b: b, kind: jitterEqual} }
+func EqualJitter(b Backoff) Backoff { return &jitter{b: b, kind: jitterEqual} }
 
 // SymmetricJitter waits d ± f·d, uniformly: with f = 0.2, between 80% and
 // 120% of b's wait. It panics unless 0 <= f <= 1.
 func SymmetricJitter(b Backoff, f float64) Backoff {
 	checkFraction("SymmetricJitter", f, 1)
-	return jitter{b: b, kind: jitterSymmetric, f: f}
+	return &jitter{b: b, kind: jitterSymmetric, f: f}
 }
 
 // UpwardJitter waits a uniformly random time in [d, d + f·d): never less
@@ -349,7 +349,7 @@ func SymmetricJitter(b Backoff, f float64) Backoff {
 // is negative, NaN or infinite.
 func UpwardJitter(b Backoff, f float64) Backoff {
 	checkFraction("UpwardJitter", f, math.MaxFloat64)
-	return jitter{b: b, kind: jitterUpward, f: f}
+	return &jitter{b: b, kind: jitterUpward, f: f}
 }
 
 type jitterKind uint8
@@ -368,7 +368,7 @@ type jitter struct {
 	src  source
 }
 
-func (j jitter) Delay(n int, prev time.Duration) (time.Duration, bool) {
+func (j *jitter) Delay(n int, prev time.Duration) (time.Duration, bool) {
 	d, ok := j.b.Delay(n, prev)
 	if !ok {
 		return 0, false
@@ -389,7 +389,7 @@ func (j jitter) Delay(n int, prev time.Duration) (time.Duration, bool) {
 func (j jitter) withRand(r Rand) Backoff {
 	j.b = withRandOf(j.b, r)
 	j.src = source{r}
-	return j
+	return &j
 }
 
 // DecorrelatedJitter is AWS's "decorrelated jitter": each wait is uniform in
@@ -401,7 +401,7 @@ func DecorrelatedJitter(base, max time.Duration) Backoff {
 	if max < base {
 		panic(fmt.Sprintf("resilience: DecorrelatedJitter: max must not be less than base, got base %v, max %v", base, max))
 	}
-	return decorrelated{base: base, max: max}
+	return &decorrelated{base: base, max: max}
 }
 
 type decorrelated struct {
@@ -409,13 +409,13 @@ type decorrelated struct {
 	src       source
 }
 
-func (d decorrelated) Delay(_ int, prev time.Duration) (time.Duration, bool) {
+func (d *decorrelated) Delay(_ int, prev time.Duration) (time.Duration, bool) {
 	hi := scale(max(prev, d.base), 3)
 	w := d.base + d.src.upTo(hi-d.base)
 	return min(w, d.max), true
 }
 
-func (d decorrelated) withRand(r Rand) Backoff { d.src = source{r}; return d }
+func (d decorrelated) withRand(r Rand) Backoff { d.src = source{r}; return &d }
 
 // SmoothJitter is Polly's "decorrelated jitter V2": waits whose median
 // starts at median and doubles with each retry, spread smoothly so that
@@ -427,7 +427,7 @@ func (d decorrelated) withRand(r Rand) Backoff { d.src = source{r}; return d }
 // if median is negative.
 func SmoothJitter(median time.Duration) Backoff {
 	checkDuration("SmoothJitter", "median", median)
-	return smooth{median: median}
+	return &smooth{median: median}
 }
 
 type smooth struct {
@@ -460,7 +460,7 @@ var smoothSteps = func() []float64 {
 	return steps
 }()
 
-func (s smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
+func (s *smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	k := max(n, 1) - 1
 	if k >= smoothSpan {
 		if s.median == 0 {
@@ -474,4 +474,4 @@ func (s smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	return scale(s.median, f), true
 }
 
-func (s smooth) withRand(r Rand) Backoff { s.src = source{r}; return s }
+func (s smooth) withRand(r Rand) Backoff { s.src = source{r}; return &s }

@@ -82,7 +82,7 @@ func Jpillora(min, max time.Duration, factor float64, jitter bool) Backoff {
 	if factor == 0 {
 		factor = 2
 	}
-	return jpillora{min: min, max: max, factor: factor, jitter: jitter}
+	return &jpillora{min: min, max: max, factor: factor, jitter: jitter}
 }
 
 type jpillora struct {
@@ -92,7 +92,7 @@ type jpillora struct {
 	src      source
 }
 
-func (j jpillora) Delay(n int, _ time.Duration) (time.Duration, bool) {
+func (j *jpillora) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	if j.min >= j.max {
 		return j.max, true
 	}
@@ -103,7 +103,7 @@ func (j jpillora) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	return min(max(d, j.min), j.max), true
 }
 
-func (j jpillora) withRand(r Rand) Backoff { j.src = source{r}; return j }
+func (j jpillora) withRand(r Rand) Backoff { j.src = source{r}; return &j }
 
 // Celery reproduces Celery's exponential retry countdown: retry n waits
 // factor·2^(n-1), at most maximum; with fullJitter, a uniform whole number
@@ -112,7 +112,7 @@ func (j jpillora) withRand(r Rand) Backoff { j.src = source{r}; return j }
 func Celery(factor, maximum time.Duration, fullJitter bool) Backoff {
 	checkDuration("Celery", "factor", factor)
 	checkDuration("Celery", "maximum", maximum)
-	return celery{factor: factor, maximum: maximum, jitter: fullJitter}
+	return &celery{factor: factor, maximum: maximum, jitter: fullJitter}
 }
 
 type celery struct {
@@ -121,7 +121,7 @@ type celery struct {
 	src             source
 }
 
-func (c celery) Delay(n int, _ time.Duration) (time.Duration, bool) {
+func (c *celery) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	d := min(scale(c.factor, pow(2, max(n, 1)-1)), c.maximum)
 	if c.jitter {
 		d = time.Duration(c.src.int64n(int64(d/time.Second)+1)) * time.Second
@@ -129,7 +129,7 @@ func (c celery) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	return d, true
 }
 
-func (c celery) withRand(r Rand) Backoff { c.src = source{r}; return c }
+func (c celery) withRand(r Rand) Backoff { c.src = source{r}; return &c }
 
 // Ethernet is the binary exponential backoff of IEEE 802.3: after c
 // collisions, wait a uniform whole number of slot times in [0, 2^c − 1],
@@ -138,7 +138,7 @@ func (c celery) withRand(r Rand) Backoff { c.src = source{r}; return c }
 // if slot is negative.
 func Ethernet(slot time.Duration) Backoff {
 	checkDuration("Ethernet", "slot", slot)
-	return ethernet{slot: slot}
+	return &ethernet{slot: slot}
 }
 
 type ethernet struct {
@@ -146,7 +146,7 @@ type ethernet struct {
 	src  source
 }
 
-func (e ethernet) Delay(n int, _ time.Duration) (time.Duration, bool) {
+func (e *ethernet) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	if n > 15 {
 		return 0, false
 	}
@@ -154,7 +154,7 @@ func (e ethernet) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	return times(e.slot, e.src.int64n(1<<c)), true
 }
 
-func (e ethernet) withRand(r Rand) Backoff { e.src = source{r}; return e }
+func (e ethernet) withRand(r Rand) Backoff { e.src = source{r}; return &e }
 
 // GRPC is gRPC's connection backoff: 1s, then ×1.6 per retry up to 120s,
 // each wait then jittered by ±20%.
