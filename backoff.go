@@ -95,6 +95,65 @@ func withRandOf(b Backoff, r Rand) Backoff {
 	return b
 }
 
+// fixed reports whether b is one of the package's backoffs whose wait
+// depends on n alone, never on prev or on chance.
+func fixed(b Backoff) bool {
+	switch b.(type) {
+	case *constant, *linear, *exponential, *fib, schedule, *table:
+		return true
+	}
+	return false
+}
+
+// tabulate returns b as a [table] when its inner backoff is fixed, and b as
+// it is otherwise.
+func tabulate(b, inner Backoff) Backoff {
+	if fixed(inner) {
+		return tableOf(b)
+	}
+	return b
+}
+
+// table holds the first waits of a fixed backoff, so that a decorator over
+// it reads an array instead of calling through one interface per layer.
+type table struct {
+	waits [64]time.Duration // waits[k] is the wait before retry k+1
+	ok    uint64            // bit k: retry k+1 is made
+	b     Backoff           // the backoff itself, for n outside the table
+}
+
+func tableOf(b Backoff) *table {
+	if t, ok := b.(*table); ok {
+		return t
+	}
+	t := &table{b: b}
+	for k := range t.waits {
+		d, ok := b.Delay(k+1, 0)
+		t.waits[k] = d
+		if ok {
+			t.ok |= 1 << k
+		}
+	}
+	return t
+}
+
+func (t *table) Delay(n int, prev time.Duration) (time.Duration, bool) {
+	if d, ok, in := t.at(n); in {
+		return d, ok
+	}
+	return t.b.Delay(n, prev)
+}
+
+// at returns the wait before retry n and whether that retry is made; in is
+// false when n is outside the table. It is small enough to be inlined.
+func (t *table) at(n int) (d time.Duration, ok, in bool) {
+	k := uint(n - 1)
+	if k >= uint(len(t.waits)) {
+		return 0, false, false
+	}
+	return t.waits[k], t.ok>>k&1 == 1, true
+}
+
 // Saturating arithmetic: no result is negative or beyond the largest Duration.
 
 const maxDuration = time.Duration(math.MaxInt64)
@@ -121,13 +180,11 @@ func add(a, b time.Duration) time.Duration {
 
 // times returns d·k, saturated at maxDuration; both are non-negative.
 func times(d time.Duration, k int64) time.Duration {
-	if d == 0 || k == 0 {
-		return 0
-	}
-	if k > int64(maxDuration/d) {
+	hi, lo := bits.Mul64(uint64(d), uint64(k))
+	if hi != 0 || lo > uint64(maxDuration) {
 		return maxDuration
 	}
-	return d * time.Duration(k)
+	return time.Duration(lo)
 }
 
 // pow returns f^k for f >= 1 and k >= 0, stopping early once the result is
@@ -290,7 +347,7 @@ func (s schedule) Delay(n int, _ time.Duration) (time.Duration, bool) {
 // the capped one (as gRPC does). It panics if max is negative.
 func Cap(b Backoff, max time.Duration) Backoff {
 	checkDuration("Cap", "max", max)
-	return &capped{b: b, max: max}
+	return tabulate(&capped{b: b, max: max}, b)
 }
 
 type capped struct {
@@ -311,7 +368,7 @@ func MaxRetries(b Backoff, n int) Backoff {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: MaxRetries: n must not be negative, got %d", n))
 	}
-	return &limited{b: b, n: n}
+	return tabulate(&limited{b: b, n: n}, b)
 }
 
 type limited struct {
@@ -330,17 +387,17 @@ func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return &l 
 
 // FullJitter waits a uniformly random time in [0, d], d being b's wait: the
 // strategy that, in AWS's study of contending clients, does the least work.
-func FullJitter(b Backoff) Backoff { return &jitter{b: b, kind: jitterFull} }
+func FullJitter(b Backoff) Backoff { return newJitter(b, jitterFull, 0) }
 
 // EqualJitter waits d/2 plus a uniformly random time in [0, d/2]: never
 // less than half of b's wait.
-func EqualJitter(b Backoff) Backoff { return &jitter{b: b, kind: jitterEqual} }
+func EqualJitter(b Backoff) Backoff { return newJitter(b, jitterEqual, 0) }
 
 // SymmetricJitter waits d ± f·d, uniformly: with f = 0.2, between 80% and
 // 120% of b's wait. It panics unless 0 <= f <= 1.
 func SymmetricJitter(b Backoff, f float64) Backoff {
 	checkFraction("SymmetricJitter", f, 1)
-	return &jitter{b: b, kind: jitterSymmetric, f: f}
+	return newJitter(b, jitterSymmetric, f)
 }
 
 // UpwardJitter waits a uniformly random time in [d, d + f·d): never less
@@ -349,7 +406,7 @@ func SymmetricJitter(b Backoff, f float64) Backoff {
 // is negative, NaN or infinite.
 func UpwardJitter(b Backoff, f float64) Backoff {
 	checkFraction("UpwardJitter", f, math.MaxFloat64)
-	return &jitter{b: b, kind: jitterUpward, f: f}
+	return newJitter(b, jitterUpward, f)
 }
 
 type jitterKind uint8
@@ -363,13 +420,29 @@ const (
 
 type jitter struct {
 	b    Backoff
+	tab  *table // b's first waits, when they depend on n alone
 	kind jitterKind
 	f    float64
 	src  source
 }
 
+func newJitter(b Backoff, kind jitterKind, f float64) *jitter {
+	j := &jitter{b: b, kind: kind, f: f}
+	if fixed(b) {
+		j.tab = tableOf(b)
+	}
+	return j
+}
+
 func (j *jitter) Delay(n int, prev time.Duration) (time.Duration, bool) {
-	d, ok := j.b.Delay(n, prev)
+	var d time.Duration
+	var ok, in bool
+	if j.tab != nil {
+		d, ok, in = j.tab.at(n)
+	}
+	if !in {
+		d, ok = j.b.Delay(n, prev)
+	}
 	if !ok {
 		return 0, false
 	}
@@ -447,7 +520,8 @@ func smoothCurve(t float64) float64 {
 // of them instead of computing exponentials and a hyperbolic tangent. The
 // curve is smooth, and the error stays below 1e-4 of the wait.
 const (
-	smoothStepsPerUnit = 64
+	smoothStepBits     = 6
+	smoothStepsPerUnit = 1 << smoothStepBits
 	smoothSpan         = 64 // 2^64 ns is far past any duration
 )
 
@@ -468,9 +542,12 @@ func (s *smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
 		}
 		return maxDuration, true
 	}
-	x := (float64(k) + s.src.fraction()) * smoothStepsPerUnit
-	i := int(x)
-	f := smoothSteps[i] + (smoothSteps[i+1]-smoothSteps[i])*(x-float64(i))
+	// t = k + u, u uniform in [0, 1): the draw's top bits pick the step
+	// within the unit, the next 53 where t falls between two steps.
+	r := s.src.uint64()
+	i := k*smoothStepsPerUnit + int(r>>(64-smoothStepBits))
+	between := float64(r<<smoothStepBits>>11) / (1 << 53)
+	f := smoothSteps[i] + (smoothSteps[i+1]-smoothSteps[i])*between
 	return scale(s.median, f), true
 }
 

@@ -1,6 +1,7 @@
 package resilience_test
 
 import (
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -49,6 +50,16 @@ func BenchmarkBackoffDelay(b *testing.B) {
 				_, _ = bb.b.Delay(n, time.Millisecond)
 			}
 		})
+	}
+}
+
+var drawSink uint64
+
+// BenchmarkRandDraw is one draw of math/rand/v2, the default randomness:
+// the floor under every jittered Delay above.
+func BenchmarkRandDraw(b *testing.B) {
+	for b.Loop() {
+		drawSink += rand.Uint64()
 	}
 }
 
