@@ -35,16 +35,22 @@ type KubernetesBackoff struct {
 
 // Delay returns the wait Step would return on its n-th call.
 func (k KubernetesBackoff) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	return k.delay(n), true
+}
+
+// delay is Delay on a pointer, so that a KubernetesBackoff in a Backoff
+// interface is not copied on each call.
+func (k *KubernetesBackoff) delay(n int) time.Duration {
 	d := k.base(n)
 	if k.Jitter > 0 {
 		d = scale(d, 1+k.Jitter*k.src.fraction())
 	}
-	return d, true
+	return d
 }
 
 // base is the wait before jitter: Duration grown k-1 times, where k is n
 // while steps last and Steps+1 after.
-func (k KubernetesBackoff) base(n int) time.Duration {
+func (k *KubernetesBackoff) base(n int) time.Duration {
 	if k.Steps < 1 || k.Factor == 0 || k.Duration <= 0 {
 		return max(k.Duration, 0)
 	}
@@ -122,7 +128,13 @@ type celery struct {
 }
 
 func (c *celery) Delay(n int, _ time.Duration) (time.Duration, bool) {
-	d := min(scale(c.factor, pow(2, max(n, 1)-1)), c.maximum)
+	var d time.Duration // factor·2^(n-1), saturated
+	if k := max(n, 1) - 1; k < 63 {
+		d = times(c.factor, 1<<k)
+	} else if c.factor > 0 {
+		d = maxDuration
+	}
+	d = min(d, c.maximum)
 	if c.jitter {
 		d = time.Duration(c.src.int64n(int64(d/time.Second)+1)) * time.Second
 	}
