@@ -275,6 +275,19 @@ func BenchmarkTimeout(b *testing.B) {
 			cancel()
 		}
 	})
+	// The least a timeout that returns at the deadline can cost: the context
+	// and a goroutine that runs the call and ends the context when it returns.
+	b.Run("context.WithTimeout+goroutine", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tctx, cancel := context.WithTimeout(ctx, time.Second)
+			go func() {
+				_, _ = workCtx(tctx)
+				cancel()
+			}()
+			<-tctx.Done()
+		}
+	})
 	b.Run("resilience", func(b *testing.B) {
 		p := resilience.Timeout[int](time.Second)
 		b.ReportAllocs()
