@@ -37,8 +37,9 @@
 // so that the timeout bounds the whole call including retries and their
 // waits, every attempt is recorded by the breaker (whose refusals tell the
 // retry how long to wait), and a bulkhead slot is held only while fn runs. A
-// Timeout inside the Retry bounds each attempt instead. Composing the
-// package's own policies adds no allocation to a call.
+// Timeout inside the Retry bounds each attempt instead. Compose links the
+// package's own policies once, into a chain of direct calls: a layer adds
+// about 2 ns and no allocation to a call.
 //
 // # Errors
 //
