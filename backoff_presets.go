@@ -35,22 +35,16 @@ type KubernetesBackoff struct {
 
 // Delay returns the wait Step would return on its n-th call.
 func (k KubernetesBackoff) Delay(n int, _ time.Duration) (time.Duration, bool) {
-	return k.delay(n), true
-}
-
-// delay is Delay on a pointer, so that a KubernetesBackoff in a Backoff
-// interface is not copied on each call.
-func (k *KubernetesBackoff) delay(n int) time.Duration {
 	d := k.base(n)
 	if k.Jitter > 0 {
 		d = scale(d, 1+k.Jitter*k.src.fraction())
 	}
-	return d
+	return d, true
 }
 
 // base is the wait before jitter: Duration grown k-1 times, where k is n
 // while steps last and Steps+1 after.
-func (k *KubernetesBackoff) base(n int) time.Duration {
+func (k KubernetesBackoff) base(n int) time.Duration {
 	if k.Steps < 1 || k.Factor == 0 || k.Duration <= 0 {
 		return max(k.Duration, 0)
 	}

@@ -208,8 +208,9 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 }
 
 // run calls fn and hands its outcome, or its panic, to the caller if the
-// caller still waits; cancel wakes the caller. Once the state has changed,
-// c belongs to the caller and run does not touch it again.
+// caller still waits; cancel wakes the caller. Once run's own state change
+// succeeds it leaves c alone, for the caller reuses c at once; a c the
+// caller abandoned is never reused, so writing to it first is harmless.
 func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next chain[T], fn Func[T], onLatePanic func(*PanicError)) {
 	finished := false
 	defer func() {
