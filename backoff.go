@@ -74,6 +74,12 @@ func (s source) int64n(n int64) int64 {
 	return int64(hi)
 }
 
+// below returns a uniform duration in [0, w), or 0 when w is 0.
+func (s source) below(w uint64) time.Duration {
+	hi, _ := bits.Mul64(s.uint64(), w)
+	return time.Duration(hi)
+}
+
 // upTo returns a uniform duration in [0, d].
 func (s source) upTo(d time.Duration) time.Duration {
 	if d <= 0 {
@@ -419,44 +425,68 @@ const (
 )
 
 type jitter struct {
-	b    Backoff
-	tab  *table // b's first waits, when they depend on n alone
-	kind jitterKind
-	f    float64
-	src  source
+	b      Backoff
+	kind   jitterKind
+	f      float64
+	src    source
+	spread *spread // the bounds for b's first waits, when they depend on n alone
+}
+
+// spread holds, for each of the first waits of a fixed backoff, the bounds
+// its jittered wait is drawn between, so that Delay is a lookup and a draw.
+type spread struct {
+	lo    [64]time.Duration
+	width [64]uint64
+	ok    uint64 // bit k: retry k+1 is made
 }
 
 func newJitter(b Backoff, kind jitterKind, f float64) *jitter {
 	j := &jitter{b: b, kind: kind, f: f}
 	if fixed(b) {
-		j.tab = tableOf(b)
+		j.spread = new(spread)
+		for k := range j.spread.lo {
+			if d, ok := b.Delay(k+1, 0); ok {
+				j.spread.lo[k], j.spread.width[k] = j.bounds(d)
+				j.spread.ok |= 1 << k
+			}
+		}
 	}
 	return j
 }
 
+// bounds returns where the jittered wait for a wait of d lies: lo plus a
+// uniform whole number of nanoseconds in [0, width).
+func (j *jitter) bounds(d time.Duration) (lo time.Duration, width uint64) {
+	d = max(d, 0)
+	switch j.kind {
+	case jitterFull: // [0, d]
+		return 0, uint64(d) + 1
+	case jitterEqual: // [d - d/2, d]
+		half := d / 2
+		return d - half, uint64(half) + 1
+	case jitterSymmetric: // [d - f·d, d + f·d)
+		lo = scale(d, 1-j.f)
+		return lo, uint64(scale(d, 1+j.f) - lo)
+	default: // [d, d + f·d)
+		return d, uint64(scale(d, 1+j.f) - d)
+	}
+}
+
 func (j *jitter) Delay(n int, prev time.Duration) (time.Duration, bool) {
-	var d time.Duration
-	var ok, in bool
-	if j.tab != nil {
-		d, ok, in = j.tab.at(n)
+	if s := j.spread; s != nil {
+		if k := uint(n - 1); k < uint(len(s.lo)) {
+			if s.ok>>k&1 == 0 {
+				return 0, false
+			}
+			return s.lo[k] + j.src.below(s.width[k]), true
+		}
 	}
-	if !in {
-		d, ok = j.b.Delay(n, prev)
-	}
+	d, ok := j.b.Delay(n, prev)
 	if !ok {
 		return 0, false
 	}
-	switch j.kind {
-	case jitterFull:
-		return j.src.upTo(d), true
-	case jitterEqual:
-		half := d / 2
-		return add(d-half, j.src.upTo(half)), true
-	case jitterSymmetric:
-		return scale(d, 1+j.f*(2*j.src.fraction()-1)), true
-	default:
-		return scale(d, 1+j.f*j.src.fraction()), true
-	}
+	lo, width := j.bounds(d)
+	return lo + j.src.below(width), true
 }
 
 func (j jitter) withRand(r Rand) Backoff {

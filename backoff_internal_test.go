@@ -40,16 +40,17 @@ func TestTableIsExact(t *testing.T) {
 	}
 }
 
-// TestJitterOverTableIsExact checks that a jitter decorator reading a
-// table draws the same waits as one calling the backoff it wraps.
-func TestJitterOverTableIsExact(t *testing.T) {
+// TestJitterSpreadIsExact checks that a jitter decorator reading the bounds
+// it computed when built draws the same waits as one that computes them on
+// each call.
+func TestJitterSpreadIsExact(t *testing.T) {
 	inner := Cap(Exponential(time.Millisecond, 3), time.Minute)
 	plain := &capped{b: Exponential(time.Millisecond, 3), max: time.Minute}
 	for _, kind := range []jitterKind{jitterFull, jitterEqual, jitterSymmetric, jitterUpward} {
 		fast := newJitter(inner, kind, 0.3)
 		slow := &jitter{b: plain, kind: kind, f: 0.3}
-		if fast.tab == nil || slow.tab != nil {
-			t.Fatalf("kind %d: table %v and %v", kind, fast.tab != nil, slow.tab != nil)
+		if fast.spread == nil || slow.spread != nil {
+			t.Fatalf("kind %d: spread %v and %v", kind, fast.spread != nil, slow.spread != nil)
 		}
 		a := fast.withRand(rand.New(rand.NewPCG(1, 2)))
 		b := slow.withRand(rand.New(rand.NewPCG(1, 2)))
