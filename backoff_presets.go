@@ -48,7 +48,7 @@ func (k KubernetesBackoff) base(n int) time.Duration {
 	if k.Steps < 1 || k.Factor == 0 || k.Duration <= 0 {
 		return max(k.Duration, 0)
 	}
-	grown := min(max(n, 1), k.Steps+1) - 1
+	grown := min(max(n, 1)-1, k.Steps)
 	if grown == 0 {
 		return k.Duration
 	}

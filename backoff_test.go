@@ -55,6 +55,7 @@ func TestBackoffSequences(t *testing.T) {
 			[]time.Duration{s, 2 * s, 4 * s, 5 * s, 5 * s, 5 * s}},
 		{"kubernetes {1s, x2, Steps 3}", resilience.KubernetesBackoff{Duration: s, Factor: 2, Steps: 3}, 6,
 			[]time.Duration{s, 2 * s, 4 * s, 8 * s, 8 * s, 8 * s}},
+		{"kubernetes Steps MaxInt grows", resilience.KubernetesBackoff{Duration: s, Factor: 2, Steps: math.MaxInt}, 3, []time.Duration{s, 2 * s, 4 * s}},
 		{"kubernetes Steps 0: no growth", resilience.KubernetesBackoff{Duration: s, Factor: 2}, 3, []time.Duration{s, s, s}},
 		{"kubernetes Factor 0: no growth", resilience.KubernetesBackoff{Duration: s, Steps: 5}, 3, []time.Duration{s, s, s}},
 		{"kubernetes Duration above Cap: first step uncapped", resilience.KubernetesBackoff{Duration: 10 * s, Factor: 2, Steps: 5, Cap: 5 * s}, 3,
