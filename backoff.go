@@ -513,7 +513,7 @@ type decorrelated struct {
 }
 
 func (d *decorrelated) Delay(_ int, prev time.Duration) (time.Duration, bool) {
-	hi := scale(max(prev, d.base), 3)
+	hi := times(max(prev, d.base), 3)
 	w := d.base + d.src.upTo(hi-d.base)
 	return min(w, d.max), true
 }
