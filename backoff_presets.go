@@ -36,15 +36,15 @@ type KubernetesBackoff struct {
 // Delay returns the wait Step would return on its n-th call.
 func (k KubernetesBackoff) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	d := k.base(n)
-	if k.Jitter > 0 {
-		d = scale(d, 1+k.Jitter*k.src.fraction())
+	if k.Jitter > 0 { // [d, d + Jitter·d)
+		d += k.src.below(uint64(scale(d, 1+k.Jitter) - d))
 	}
 	return d, true
 }
 
 // base is the wait before jitter: Duration grown k-1 times, where k is n
 // while steps last and Steps+1 after.
-func (k KubernetesBackoff) base(n int) time.Duration {
+func (k *KubernetesBackoff) base(n int) time.Duration {
 	if k.Steps < 1 || k.Factor == 0 || k.Duration <= 0 {
 		return max(k.Duration, 0)
 	}
