@@ -89,11 +89,6 @@ func (s source) upTo(d time.Duration) time.Duration {
 	return time.Duration(hi)
 }
 
-// fraction returns a uniform float in [0, 1).
-func (s source) fraction() float64 {
-	return float64(s.uint64()>>11) / (1 << 53)
-}
-
 func withRandOf(b Backoff, r Rand) Backoff {
 	if rb, ok := b.(randomized); ok {
 		return rb.withRand(r)
