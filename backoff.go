@@ -115,8 +115,9 @@ func tabulate(b, inner Backoff) Backoff {
 	return b
 }
 
-// table holds the first waits of a fixed backoff, so that a decorator over
-// it reads an array instead of calling through one interface per layer.
+// table holds the first waits of a fixed backoff made of layers (a Cap or a
+// MaxRetries over a fixed backoff), so that Delay reads an array instead of
+// calling through one interface per layer.
 type table struct {
 	waits [64]time.Duration // waits[k] is the wait before retry k+1
 	ok    uint64            // bit k: retry k+1 is made
@@ -124,9 +125,6 @@ type table struct {
 }
 
 func tableOf(b Backoff) *table {
-	if t, ok := b.(*table); ok {
-		return t
-	}
 	t := &table{b: b}
 	for k := range t.waits {
 		d, ok := b.Delay(k+1, 0)
@@ -139,20 +137,10 @@ func tableOf(b Backoff) *table {
 }
 
 func (t *table) Delay(n int, prev time.Duration) (time.Duration, bool) {
-	if d, ok, in := t.at(n); in {
-		return d, ok
+	if k := uint(n - 1); k < uint(len(t.waits)) {
+		return t.waits[k], t.ok>>k&1 == 1
 	}
 	return t.b.Delay(n, prev)
-}
-
-// at returns the wait before retry n and whether that retry is made; in is
-// false when n is outside the table. It is small enough to be inlined.
-func (t *table) at(n int) (d time.Duration, ok, in bool) {
-	k := uint(n - 1)
-	if k >= uint(len(t.waits)) {
-		return 0, false, false
-	}
-	return t.waits[k], t.ok>>k&1 == 1, true
 }
 
 // Saturating arithmetic: no result is negative or beyond the largest Duration.
