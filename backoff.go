@@ -37,13 +37,13 @@ type Rand interface {
 	Uint64() uint64
 }
 
-// WithRand returns a copy of b whose jitter draws from r, so that tests see
+// UseRand returns a copy of b whose jitter draws from r, so that tests see
 // the same waits on every run. Every jittered layer of b made by this
 // package is changed; other Backoff implementations are kept as they are.
 // It panics if r is nil.
-func WithRand(b Backoff, r Rand) Backoff {
+func UseRand(b Backoff, r Rand) Backoff {
 	if r == nil {
-		panic("resilience: WithRand: rand is nil")
+		panic("resilience: UseRand: rand is nil")
 	}
 	return withRandOf(b, r)
 }

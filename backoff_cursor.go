@@ -5,19 +5,17 @@ import (
 	"iter"
 	"sync"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Cursor walks a [Backoff] one retry at a time, for loops that keep their
 // own state: Next returns the next wait, Reset starts over, Attempt tells
 // how far it is. It is the stateful surface of jpillora/backoff (Duration,
-// Reset, Attempt) and, with [WithIdleReset], Kubernetes'
+// Reset, Attempt) and, with [WithCursorIdleReset], Kubernetes'
 // ExponentialBackoffManager. A Cursor is safe for concurrent use.
 type Cursor struct {
-	b     Backoff
-	idle  time.Duration
-	clock clock.Clock
+	b    Backoff
+	idle time.Duration
+	common
 
 	mu   sync.Mutex
 	n    int
@@ -37,13 +35,10 @@ func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
 		}
 		o.applyCursor(c)
 	}
-	if c.clock == nil {
-		c.clock = clock.New()
-	}
 	return c
 }
 
-// CursorOption configures [NewCursor]. [WithClock] is one too.
+// CursorOption configures [NewCursor]. [Option] ([WithClock]) is one too.
 type CursorOption interface {
 	applyCursor(*Cursor)
 }
@@ -52,14 +47,14 @@ type cursorOptionFunc func(*Cursor)
 
 func (f cursorOptionFunc) applyCursor(c *Cursor) { f(c) }
 
-func (o ClockOption) applyCursor(c *Cursor) { c.clock = o.c }
+func (o Option) applyCursor(c *Cursor) { o.set(&c.common) }
 
-// WithIdleReset makes a cursor start over when more than d has passed since
+// WithCursorIdleReset makes a cursor start over when more than d has passed since
 // Next last returned: after a quiet period the next wait is the first one
 // again. By default a cursor never resets by itself. It panics if d is
 // negative.
-func WithIdleReset(d time.Duration) CursorOption {
-	checkDuration("WithIdleReset", "d", d)
+func WithCursorIdleReset(d time.Duration) CursorOption {
+	checkDuration("WithCursorIdleReset", "d", d)
 	return cursorOptionFunc(func(c *Cursor) { c.idle = d })
 }
 
@@ -70,7 +65,7 @@ func (c *Cursor) Next() (d time.Duration, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.idle > 0 && c.n > 0 {
-		now := c.clock.Now()
+		now := c.now()
 		if now.Sub(c.last) > c.idle {
 			c.n, c.prev = 0, 0
 		}
@@ -82,7 +77,7 @@ func (c *Cursor) Next() (d time.Duration, ok bool) {
 	c.n++
 	c.prev = d
 	if c.idle > 0 {
-		c.last = c.clock.Now()
+		c.last = c.now()
 	}
 	return d, true
 }
@@ -124,7 +119,7 @@ func Delays(b Backoff) iter.Seq[time.Duration] {
 // Repeat calls f, waits as b says, and calls f again, until ctx ends or b
 // makes no further retry, in the manner of Kubernetes' JitterUntil and
 // BackoffUntil. By default the wait starts when f returns (sliding); with
-// [WithFixedRate] it starts when f is called, so f's own running time is
+// [WithRepeatFixedRate] it starts when f is called, so f's own running time is
 // part of the period. ctx is checked before every call, so f is not called
 // after ctx ends.
 //
@@ -142,34 +137,28 @@ func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ..
 		}
 		o.applyRepeat(&cfg)
 	}
-	if cfg.clock == nil {
-		cfg.clock = clock.New()
-	}
 	var prev time.Duration
 	for n := 1; ctx.Err() == nil; n++ {
-		var timer *clock.Timer
 		d, ok := b.Delay(n, prev)
+		var period context.Context
+		var stop context.CancelFunc
 		if cfg.fixedRate && ok {
-			timer = cfg.clock.Timer(d)
+			period, stop = cfg.waitCtx(ctx, d)
 		}
 		cfg.call(ctx, f)
 		if !ok {
 			return
 		}
-		if timer == nil {
-			timer = cfg.clock.Timer(d)
+		if period == nil {
+			period, stop = cfg.waitCtx(ctx, d)
 		}
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-timer.C:
-		}
+		<-period.Done()
+		stop()
 		prev = d
 	}
 }
 
-// RepeatOption configures [Repeat]. [WithClock] is one too.
+// RepeatOption configures [Repeat]. [Option] ([WithClock]) is one too.
 type RepeatOption interface {
 	applyRepeat(*repeatConfig)
 }
@@ -177,19 +166,19 @@ type RepeatOption interface {
 type repeatConfig struct {
 	fixedRate bool
 	onPanic   func(*PanicError)
-	clock     clock.Clock
+	common
 }
 
 type repeatOptionFunc func(*repeatConfig)
 
 func (f repeatOptionFunc) applyRepeat(c *repeatConfig) { f(c) }
 
-func (o ClockOption) applyRepeat(c *repeatConfig) { c.clock = o.c }
+func (o Option) applyRepeat(c *repeatConfig) { o.set(&c.common) }
 
-// WithFixedRate makes [Repeat] start each wait when f is called rather than
+// WithRepeatFixedRate makes [Repeat] start each wait when f is called rather than
 // when it returns (Kubernetes' non-sliding mode): a period that f outlasts
 // is followed at once by the next call.
-func WithFixedRate() RepeatOption {
+func WithRepeatFixedRate() RepeatOption {
 	return repeatOptionFunc(func(c *repeatConfig) { c.fixedRate = true })
 }
 

@@ -48,7 +48,7 @@ func FuzzBackoff(f *testing.F) {
 		}
 		r := rand.New(rand.NewPCG(seed, seed))
 		for i, b := range strategies {
-			b = resilience.WithRand(b, r)
+			b = resilience.UseRand(b, r)
 			d, ok := b.Delay(n, d0)
 			if ok && d < 0 {
 				t.Fatalf("strategy %d: Delay(%d) = %v, want >= 0", i, n, d)
@@ -85,7 +85,7 @@ func TestCursor(t *testing.T) {
 // Kubernetes' ExponentialBackoffManager does.
 func TestCursorIdleReset(t *testing.T) {
 	mock := clock.NewMock()
-	c := resilience.NewCursor(resilience.Exponential(time.Second, 2), resilience.WithIdleReset(time.Minute), resilience.WithClock(mock))
+	c := resilience.NewCursor(resilience.Exponential(time.Second, 2), resilience.WithCursorIdleReset(time.Minute), resilience.WithClock(mock))
 	steps := []struct {
 		advance time.Duration
 		want    time.Duration
@@ -147,9 +147,9 @@ func TestRepeat(t *testing.T) {
 		// Sliding: the 100ms wait starts when f returns after 30ms.
 		{"sliding", nil, 30 * ms, []time.Duration{0, 130 * ms, 260 * ms, 390 * ms}, resilience.Constant(100 * ms), 400 * ms, 4},
 		// Fixed rate: f's 30ms are part of the 100ms period.
-		{"fixed rate", []resilience.RepeatOption{resilience.WithFixedRate()}, 30 * ms, []time.Duration{0, 100 * ms, 200 * ms, 300 * ms}, resilience.Constant(100 * ms), 350 * ms, 4},
+		{"fixed rate", []resilience.RepeatOption{resilience.WithRepeatFixedRate()}, 30 * ms, []time.Duration{0, 100 * ms, 200 * ms, 300 * ms}, resilience.Constant(100 * ms), 350 * ms, 4},
 		// f outlasting the period is followed at once.
-		{"fixed rate, slow f", []resilience.RepeatOption{resilience.WithFixedRate()}, 150 * ms, []time.Duration{0, 150 * ms, 300 * ms}, resilience.Constant(100 * ms), 400 * ms, 3},
+		{"fixed rate, slow f", []resilience.RepeatOption{resilience.WithRepeatFixedRate()}, 150 * ms, []time.Duration{0, 150 * ms, 300 * ms}, resilience.Constant(100 * ms), 400 * ms, 3},
 		{"backoff ends", nil, 0, []time.Duration{0, 10 * ms, 30 * ms}, resilience.Schedule(10*ms, 20*ms), time.Hour, 3},
 	}
 	for _, tc := range tests {

@@ -108,7 +108,7 @@ func TestBackoffRandomBounds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			b := resilience.WithRand(tc.b, seeded())
+			b := resilience.UseRand(tc.b, seeded())
 			var sum float64
 			for range draws {
 				d, ok := b.Delay(tc.n, 0)
@@ -124,7 +124,7 @@ func TestBackoffRandomBounds(t *testing.T) {
 }
 
 func TestBackoffCelerySecondsAreWhole(t *testing.T) {
-	b := resilience.WithRand(resilience.Celery(time.Second, time.Minute, true), seeded())
+	b := resilience.UseRand(resilience.Celery(time.Second, time.Minute, true), seeded())
 	for n := 1; n < 10; n++ {
 		d, _ := b.Delay(n, 0)
 		assert.Zero(t, d%time.Second, "Celery jitter draws whole seconds, got %v", d)
@@ -132,7 +132,7 @@ func TestBackoffCelerySecondsAreWhole(t *testing.T) {
 }
 
 func TestBackoffDecorrelatedJitter(t *testing.T) {
-	b := resilience.WithRand(resilience.DecorrelatedJitter(10*ms, time.Second), seeded())
+	b := resilience.UseRand(resilience.DecorrelatedJitter(10*ms, time.Second), seeded())
 	prev := time.Duration(0)
 	for n := 1; n < 10000; n++ {
 		d, ok := b.Delay(n, prev)
@@ -147,7 +147,7 @@ func TestBackoffDecorrelatedJitter(t *testing.T) {
 // wait is close to the median asked for, later medians double from retry to
 // retry, and no wait is negative.
 func TestBackoffSmoothJitter(t *testing.T) {
-	b := resilience.WithRand(resilience.SmoothJitter(100*ms), seeded())
+	b := resilience.UseRand(resilience.SmoothJitter(100*ms), seeded())
 	median := func(n int) time.Duration {
 		ds := make([]time.Duration, 4001)
 		for i := range ds {
@@ -171,8 +171,8 @@ func TestBackoffSmoothJitter(t *testing.T) {
 
 func TestBackoffWithRandIsReproducible(t *testing.T) {
 	b := resilience.FullJitter(resilience.Cap(resilience.Exponential(ms, 2), time.Second))
-	a := waits(resilience.WithRand(b, seeded()), 20)
-	c := waits(resilience.WithRand(b, seeded()), 20)
+	a := waits(resilience.UseRand(b, seeded()), 20)
+	c := waits(resilience.UseRand(b, seeded()), 20)
 	assert.Equal(t, a, c)
 }
 
@@ -199,7 +199,7 @@ func TestBackoffSaturates(t *testing.T) {
 		{"celery factor 0 at MaxInt", resilience.Celery(0, time.Hour, false), math.MaxInt, 0},
 		{"celery factor 1ns at 63", resilience.Celery(1, maxD, false), 63, 1 << 62},
 		{"smooth at MaxInt", resilience.SmoothJitter(ms), math.MaxInt, maxD},
-		{"equal jitter of max", resilience.WithRand(resilience.EqualJitter(resilience.Constant(maxD)), seeded()), 1, -1},
+		{"equal jitter of max", resilience.UseRand(resilience.EqualJitter(resilience.Constant(maxD)), seeded()), 1, -1},
 		{"upward jitter of max", resilience.UpwardJitter(resilience.Constant(maxD), 1), 1, maxD},
 	}
 	for _, tc := range tests {
@@ -232,7 +232,7 @@ func TestBackoffBadArguments(t *testing.T) {
 		{"max retries negative", func() { resilience.MaxRetries(resilience.Constant(ms), -1) }, "resilience: MaxRetries: n must not be negative, got -1"},
 		{"schedule negative wait", func() { resilience.Schedule(ms, -ms) }, "resilience: Schedule: wait must not be negative, got -1ms"},
 		{"jpillora factor", func() { resilience.Jpillora(0, 0, 0.5, false) }, "resilience: Jpillora: factor must be 0 (default 2) or a finite number >= 1, got 0.5"},
-		{"with rand nil", func() { resilience.WithRand(resilience.Constant(ms), nil) }, "resilience: WithRand: rand is nil"},
+		{"with rand nil", func() { resilience.UseRand(resilience.Constant(ms), nil) }, "resilience: UseRand: rand is nil"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Batcher turns many single calls into batch calls: each Do hands over one
@@ -55,9 +53,9 @@ type Batcher[In, Out any] struct {
 type batch[In, Out any] struct {
 	items []In
 	calls []*batchCall[Out]
-	timer interface{ Stop() bool }
-	ready bool   // MaxWait has passed, or the batch is full
-	use   uint64 // counts the batch's uses, so a stale timer knows it is stale
+	stop  func() bool // stops the MaxWait timer
+	ready bool        // MaxWait has passed, or the batch is full
+	use   uint64      // counts the batch's uses, so a stale timer knows it is stale
 }
 
 // batchCall is one caller's item in flight.
@@ -91,7 +89,7 @@ func NewBatcher[In, Out any](fn func(ctx context.Context, batch []In) ([]Out, er
 		f, ok := cfg.prefilter.(func(In) error)
 		if !ok {
 			var in In
-			panic(fmt.Sprintf("resilience: WithPrefilter: filter is %T, but the batcher's items are %T", cfg.prefilter, in))
+			panic(fmt.Sprintf("resilience: WithBatchPrefilter: filter is %T, but the batcher's items are %T", cfg.prefilter, in))
 		}
 		b.prefilter = f
 	}
@@ -106,8 +104,8 @@ func NewBatcher[In, Out any](fn func(ctx context.Context, batch []In) ([]Out, er
 	return b
 }
 
-// BatchOption configures [NewBatcher] and [NewLoader]. [WithClock] is one
-// too.
+// BatchOption configures [NewBatcher] and [NewLoader]. [Option]
+// ([WithClock], [WithObserver], [WithName]) is one too.
 type BatchOption interface {
 	applyBatch(*batchConfig)
 }
@@ -120,47 +118,47 @@ type batchConfig struct {
 	timeout       time.Duration
 	prefilter     any // func(In) error
 	policy        any // Policy[[]Out]
-	clock         clock.Clock
+	common
 }
 
 type batchOptionFunc func(*batchConfig)
 
 func (f batchOptionFunc) applyBatch(c *batchConfig) { f(c) }
 
-func (o ClockOption) applyBatch(c *batchConfig) { c.clock = o.c }
+func (o Option) applyBatch(c *batchConfig) { o.set(&c.common) }
 
-// WithMaxSize sets the most items a batch holds; a full batch is sent at
+// WithBatchMaxSize sets the most items a batch holds; a full batch is sent at
 // once. The default is 100. It panics if n < 1.
-func WithMaxSize(n int) BatchOption {
+func WithBatchMaxSize(n int) BatchOption {
 	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithMaxSize: size must be at least 1, got %d", n))
+		panic(fmt.Sprintf("resilience: WithBatchMaxSize: size must be at least 1, got %d", n))
 	}
 	return batchOptionFunc(func(c *batchConfig) { c.maxSize = n })
 }
 
-// WithMaxWait sets how long a batch's first item waits for others before
+// WithBatchMaxWait sets how long a batch's first item waits for others before
 // the batch is sent. The default is 1ms; 0 sends at once, so that items
 // gather only while every batch slot is busy. It panics if d is negative.
-func WithMaxWait(d time.Duration) BatchOption {
-	checkDuration("WithMaxWait", "d", d)
+func WithBatchMaxWait(d time.Duration) BatchOption {
+	checkDuration("WithBatchMaxWait", "d", d)
 	return batchOptionFunc(func(c *batchConfig) { c.maxWait = d })
 }
 
-// WithMaxConcurrent sets how many batches may run at once. The default is
+// WithBatchMaxConcurrent sets how many batches may run at once. The default is
 // 8. It panics if n < 1.
-func WithMaxConcurrent(n int) BatchOption {
+func WithBatchMaxConcurrent(n int) BatchOption {
 	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithMaxConcurrent: batches must be at least 1, got %d", n))
+		panic(fmt.Sprintf("resilience: WithBatchMaxConcurrent: batches must be at least 1, got %d", n))
 	}
 	return batchOptionFunc(func(c *batchConfig) { c.maxConcurrent = n })
 }
 
-// WithMaxQueued sets how many full batches may wait for a slot; callers
+// WithBatchMaxQueued sets how many full batches may wait for a slot; callers
 // beyond that wait for room (or until their context ends). The default is
 // MaxConcurrent. It panics if n is negative.
-func WithMaxQueued(n int) BatchOption {
+func WithBatchMaxQueued(n int) BatchOption {
 	if n < 0 {
-		panic(fmt.Sprintf("resilience: WithMaxQueued: queue must not be negative, got %d", n))
+		panic(fmt.Sprintf("resilience: WithBatchMaxQueued: queue must not be negative, got %d", n))
 	}
 	return batchOptionFunc(func(c *batchConfig) { c.maxQueued = n })
 }
@@ -172,13 +170,13 @@ func WithBatchTimeout(d time.Duration) BatchOption {
 	return batchOptionFunc(func(c *batchConfig) { c.timeout = d })
 }
 
-// WithPrefilter rejects items before they join a batch: when f returns an
+// WithBatchPrefilter rejects items before they join a batch: when f returns an
 // error, Do returns it at once and the item is never sent. In is inferred
 // from f; [NewBatcher] panics if it is not the batcher's item type, and
-// WithPrefilter panics if f is nil.
-func WithPrefilter[In any](f func(item In) error) BatchOption {
+// WithBatchPrefilter panics if f is nil.
+func WithBatchPrefilter[In any](f func(item In) error) BatchOption {
 	if f == nil {
-		panic("resilience: WithPrefilter: filter is nil")
+		panic("resilience: WithBatchPrefilter: filter is nil")
 	}
 	return batchOptionFunc(func(c *batchConfig) { c.prefilter = f })
 }
@@ -213,9 +211,20 @@ func (e ItemErrors) Error() string {
 	return "resilience: batch items failed: " + strings.Join(parts, "; ")
 }
 
-// ErrBatchResults is matched by the error every caller of a batch gets
-// when fn returned a number of results other than the number of items.
-var ErrBatchResults = errors.New("resilience: batch returned a wrong number of results")
+// Unwrap returns the items' errors in the order of their indexes, so that
+// errors.Is and errors.As see each of them.
+func (e ItemErrors) Unwrap() []error {
+	idx := make([]int, 0, len(e))
+	for i := range e {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	errs := make([]error, len(idx))
+	for k, i := range idx {
+		errs[k] = e[i]
+	}
+	return errs
+}
 
 type batchResultsError struct{ items, results int }
 
@@ -290,7 +299,7 @@ func (b *Batcher[In, Out]) add(ctx context.Context, in In) (*batchCall[Out], err
 		b.pending = p
 		if b.cfg.maxWait > 0 {
 			use := p.use
-			p.timer = b.afterFunc(b.cfg.maxWait, func() { b.expire(p, use) })
+			p.stop = b.cfg.afterFunc(b.cfg.maxWait, func() { b.expire(p, use) })
 		}
 	}
 	c.batch, c.index = p, len(p.calls)
@@ -302,13 +311,6 @@ func (b *Batcher[In, Out]) add(ctx context.Context, in In) (*batchCall[Out], err
 	b.dispatch()
 	b.mu.Unlock()
 	return c, nil
-}
-
-func (b *Batcher[In, Out]) afterFunc(d time.Duration, f func()) interface{ Stop() bool } {
-	if b.cfg.clock == nil {
-		return time.AfterFunc(d, f)
-	}
-	return b.cfg.clock.AfterFunc(d, f)
 }
 
 // expire marks a batch whose first item has waited MaxWait as ready.
@@ -357,9 +359,9 @@ func (b *Batcher[In, Out]) next() *batch[In, Out] {
 
 // seal marks a batch's calls as sent: from now on they wait for fn.
 func (b *Batcher[In, Out]) seal(p *batch[In, Out]) {
-	if p.timer != nil {
-		p.timer.Stop()
-		p.timer = nil
+	if p.stop != nil {
+		p.stop()
+		p.stop = nil
 	}
 	for _, c := range p.calls {
 		c.batch = nil
@@ -413,11 +415,7 @@ func (b *Batcher[In, Out]) call(items []In) (outs []Out, err error) {
 	ctx := b.ctx
 	if b.cfg.timeout > 0 {
 		var cancel context.CancelFunc
-		if b.cfg.clock == nil {
-			ctx, cancel = context.WithTimeoutCause(ctx, b.cfg.timeout, ErrTimeout)
-		} else {
-			ctx, cancel = b.cfg.clock.WithTimeout(ctx, b.cfg.timeout)
-		}
+		ctx, cancel = b.cfg.withTimeout(ctx, b.cfg.timeout, ErrTimeout)
 		defer cancel()
 	}
 	defer func() {
@@ -449,9 +447,9 @@ func (b *Batcher[In, Out]) withdraw(c *batchCall[Out]) bool {
 	p.calls, p.items = p.calls[:last], p.items[:last]
 	c.batch = nil
 	if len(p.items) == 0 {
-		if p.timer != nil {
-			p.timer.Stop()
-			p.timer = nil
+		if p.stop != nil {
+			p.stop()
+			p.stop = nil
 		}
 		if b.pending == p {
 			b.pending = nil
@@ -517,7 +515,7 @@ func (b *Batcher[In, Out]) newBatch() *batch[In, Out] {
 func (b *Batcher[In, Out]) putBatch(p *batch[In, Out]) {
 	clear(p.items)
 	clear(p.calls)
-	p.items, p.calls, p.ready, p.timer = p.items[:0], p.calls[:0], false, nil
+	p.items, p.calls, p.ready, p.stop = p.items[:0], p.calls[:0], false, nil
 	p.use++
 	b.batches.Put(p)
 }

@@ -16,7 +16,7 @@ func echoBatch(_ context.Context, items []int) ([]int, error) { return items, ni
 func BenchmarkBatcher(b *testing.B) {
 	ctx := context.Background()
 	b.Run("256-callers", func(b *testing.B) {
-		bt := resilience.NewBatcher(echoBatch, resilience.WithMaxSize(100), resilience.WithMaxWait(time.Millisecond))
+		bt := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond))
 		defer bt.Close(ctx)
 		b.SetParallelism(max(1, 256/runtime.GOMAXPROCS(0)))
 		b.ReportAllocs()
@@ -27,7 +27,7 @@ func BenchmarkBatcher(b *testing.B) {
 		})
 	})
 	b.Run("single-caller-no-wait", func(b *testing.B) {
-		bt := resilience.NewBatcher(echoBatch, resilience.WithMaxWait(0))
+		bt := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxWait(0))
 		defer bt.Close(ctx)
 		b.ReportAllocs()
 		for b.Loop() {
@@ -41,7 +41,7 @@ func BenchmarkBatcher(b *testing.B) {
 				m[k] = k
 			}
 			return m, nil
-		}, resilience.WithMaxSize(100), resilience.WithMaxWait(time.Millisecond))
+		}, resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond))
 		defer l.Close(ctx)
 		b.SetParallelism(max(1, 256/runtime.GOMAXPROCS(0)))
 		b.ReportAllocs()

@@ -81,11 +81,11 @@ func TestBatcherSendsWhen(t *testing.T) {
 		wantSizes []int
 		wantTook  time.Duration // for the first item
 	}{
-		{"full batch goes at once", []resilience.BatchOption{resilience.WithMaxSize(3), resilience.WithMaxWait(time.Hour)}, 6, []int{3, 3}, 0},
-		{"first item waited MaxWait", []resilience.BatchOption{resilience.WithMaxWait(10 * time.Millisecond)}, 4, []int{4}, 10 * time.Millisecond},
+		{"full batch goes at once", []resilience.BatchOption{resilience.WithBatchMaxSize(3), resilience.WithBatchMaxWait(time.Hour)}, 6, []int{3, 3}, 0},
+		{"first item waited MaxWait", []resilience.BatchOption{resilience.WithBatchMaxWait(10 * time.Millisecond)}, 4, []int{4}, 10 * time.Millisecond},
 		{"default MaxWait is 1ms", nil, 2, []int{2}, time.Millisecond},
-		{"MaxWait 0 sends at once", []resilience.BatchOption{resilience.WithMaxWait(0)}, 3, []int{1, 1, 1}, 0},
-		{"leftover goes after MaxWait", []resilience.BatchOption{resilience.WithMaxSize(2), resilience.WithMaxWait(5 * time.Millisecond)}, 3, []int{2, 1}, 0},
+		{"MaxWait 0 sends at once", []resilience.BatchOption{resilience.WithBatchMaxWait(0)}, 3, []int{1, 1, 1}, 0},
+		{"leftover goes after MaxWait", []resilience.BatchOption{resilience.WithBatchMaxSize(2), resilience.WithBatchMaxWait(5 * time.Millisecond)}, 3, []int{2, 1}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,7 +114,7 @@ func TestBatcherSendsWhen(t *testing.T) {
 func TestBatcherGathersWhileBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := recorder{block: make(chan struct{})}
-		b := resilience.NewBatcher(r.fn, resilience.WithMaxWait(0), resilience.WithMaxConcurrent(1))
+		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(0), resilience.WithBatchMaxConcurrent(1))
 		var wg sync.WaitGroup
 		for i := range 6 {
 			wg.Add(1)
@@ -137,7 +137,7 @@ func TestBatcherMockClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock := clock.NewMock()
 		var r recorder
-		b := resilience.NewBatcher(r.fn, resilience.WithMaxWait(time.Second), resilience.WithClock(mock))
+		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(time.Second), resilience.WithClock(mock))
 		done := make(chan int, 2)
 		for i := range 2 {
 			go func() {
@@ -181,7 +181,7 @@ func TestBatcherErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				b := resilience.NewBatcher(tc.fn, resilience.WithMaxSize(3), resilience.WithMaxWait(time.Hour))
+				b := resilience.NewBatcher(tc.fn, resilience.WithBatchMaxSize(3), resilience.WithBatchMaxWait(time.Hour))
 				defer b.Close(context.Background())
 				outs, errs, _ := callAll(t, b, []int{0, 1, 2})
 				for i, want := range tc.wantErr {
@@ -206,7 +206,7 @@ func TestBatcherPanic(t *testing.T) {
 				panic("batch exploded")
 			}
 			return items, nil
-		}, resilience.WithMaxSize(2), resilience.WithMaxWait(time.Hour))
+		}, resilience.WithBatchMaxSize(2), resilience.WithBatchMaxWait(time.Hour))
 		defer b.Close(context.Background())
 		_, errs, _ := callAll(t, b, []int{1, 2})
 		for _, err := range errs {
@@ -223,7 +223,7 @@ func TestBatcherPanic(t *testing.T) {
 func TestBatcherPrefilter(t *testing.T) {
 	errNegative := errors.New("negative")
 	var r recorder
-	b := resilience.NewBatcher(r.fn, resilience.WithMaxWait(0), resilience.WithPrefilter(func(v int) error {
+	b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(0), resilience.WithBatchPrefilter(func(v int) error {
 		if v < 0 {
 			return errNegative
 		}
@@ -237,8 +237,8 @@ func TestBatcherPrefilter(t *testing.T) {
 	assert.Equal(t, 8, v)
 	assert.Equal(t, []int{1}, r.sizes(), "the rejected item never joined a batch")
 
-	assert.PanicsWithValue(t, "resilience: WithPrefilter: filter is func(string) error, but the batcher's items are int", func() {
-		resilience.NewBatcher(r.fn, resilience.WithPrefilter(func(string) error { return nil }))
+	assert.PanicsWithValue(t, "resilience: WithBatchPrefilter: filter is func(string) error, but the batcher's items are int", func() {
+		resilience.NewBatcher(r.fn, resilience.WithBatchPrefilter(func(string) error { return nil }))
 	})
 	assert.PanicsWithValue(t, "resilience: WithBatchPolicy: policy is *resilience.retry[[]string], but the batcher's batches return []int", func() {
 		resilience.NewBatcher(r.fn, resilience.WithBatchPolicy(resilience.Retry[[]string]()))
@@ -254,7 +254,7 @@ func TestBatcherPolicy(t *testing.T) {
 		}
 		return items, nil
 	}
-	b := resilience.NewBatcher(fn, resilience.WithMaxWait(0),
+	b := resilience.NewBatcher(fn, resilience.WithBatchMaxWait(0),
 		resilience.WithBatchPolicy(resilience.Retry[[]int](resilience.WithBackoff(resilience.Constant(0)))))
 	defer b.Close(context.Background())
 	v, err := b.Do(context.Background(), 7)
@@ -268,7 +268,7 @@ func TestBatcherPolicy(t *testing.T) {
 func TestBatcherCallerLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var r recorder
-		b := resilience.NewBatcher(r.fn, resilience.WithMaxWait(10*time.Millisecond))
+		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(10*time.Millisecond))
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
 		go func() {
@@ -302,7 +302,7 @@ func TestBatcherBatchContextIsNotACallers(t *testing.T) {
 			batchErr = ctx.Err()
 			_, deadline = ctx.Deadline()
 			return items, nil
-		}, resilience.WithMaxSize(2), resilience.WithMaxWait(time.Hour), resilience.WithBatchTimeout(time.Minute))
+		}, resilience.WithBatchMaxSize(2), resilience.WithBatchMaxWait(time.Hour), resilience.WithBatchTimeout(time.Minute))
 		ctx, cancel := context.WithCancel(context.Background())
 		first := make(chan error, 1)
 		go func() {
@@ -329,7 +329,7 @@ func TestBatcherBatchContextIsNotACallers(t *testing.T) {
 func TestBatcherClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := recorder{block: make(chan struct{})}
-		b := resilience.NewBatcher(r.fn, resilience.WithMaxWait(time.Hour))
+		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(time.Hour))
 		results := make(chan error, 3)
 		for i := range 3 {
 			go func() {
@@ -373,7 +373,7 @@ func TestBatcherMaxConcurrent(t *testing.T) {
 			time.Sleep(time.Millisecond)
 			running.Add(-1)
 			return items, nil
-		}, resilience.WithMaxSize(1), resilience.WithMaxConcurrent(2), resilience.WithMaxQueued(1))
+		}, resilience.WithBatchMaxSize(1), resilience.WithBatchMaxConcurrent(2), resilience.WithBatchMaxQueued(1))
 		var wg sync.WaitGroup
 		for i := range 20 {
 			wg.Add(1)
@@ -397,12 +397,12 @@ func TestBatcherBadOptions(t *testing.T) {
 		want string
 	}{
 		{"nil fn", func() { resilience.NewBatcher[int, int](nil) }, "resilience: NewBatcher: fn is nil"},
-		{"size", func() { resilience.WithMaxSize(0) }, "resilience: WithMaxSize: size must be at least 1, got 0"},
-		{"wait", func() { resilience.WithMaxWait(-1) }, "resilience: WithMaxWait: d must not be negative, got -1ns"},
-		{"concurrent", func() { resilience.WithMaxConcurrent(0) }, "resilience: WithMaxConcurrent: batches must be at least 1, got 0"},
-		{"queued", func() { resilience.WithMaxQueued(-1) }, "resilience: WithMaxQueued: queue must not be negative, got -1"},
+		{"size", func() { resilience.WithBatchMaxSize(0) }, "resilience: WithBatchMaxSize: size must be at least 1, got 0"},
+		{"wait", func() { resilience.WithBatchMaxWait(-1) }, "resilience: WithBatchMaxWait: d must not be negative, got -1ns"},
+		{"concurrent", func() { resilience.WithBatchMaxConcurrent(0) }, "resilience: WithBatchMaxConcurrent: batches must be at least 1, got 0"},
+		{"queued", func() { resilience.WithBatchMaxQueued(-1) }, "resilience: WithBatchMaxQueued: queue must not be negative, got -1"},
 		{"timeout", func() { resilience.WithBatchTimeout(-1) }, "resilience: WithBatchTimeout: d must not be negative, got -1ns"},
-		{"nil prefilter", func() { resilience.WithPrefilter[int](nil) }, "resilience: WithPrefilter: filter is nil"},
+		{"nil prefilter", func() { resilience.WithBatchPrefilter[int](nil) }, "resilience: WithBatchPrefilter: filter is nil"},
 		{"nil policy", func() { resilience.WithBatchPolicy[int](nil) }, "resilience: WithBatchPolicy: policy is nil"},
 		{"nil fetch", func() { resilience.NewLoader[int, int](nil) }, "resilience: NewLoader: fetch is nil"},
 	}
@@ -439,7 +439,7 @@ func TestBatcherStress(t *testing.T) {
 			out[i] = -v
 		}
 		return out, nil
-	}, resilience.WithMaxSize(100), resilience.WithMaxWait(50*time.Microsecond))
+	}, resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(50*time.Microsecond))
 	var answered, ok, cancelled, refused atomic.Int64
 	var wg sync.WaitGroup
 	var closeOnce sync.Once
@@ -511,7 +511,7 @@ func TestLoader(t *testing.T) {
 				}
 			}
 			return m, nil
-		}, resilience.WithMaxWait(time.Millisecond))
+		}, resilience.WithBatchMaxWait(time.Millisecond))
 		keys := []string{"ann", "bob", "ann", "ghost", "carol", "bob"}
 		vals := make([]int, len(keys))
 		errs := make([]error, len(keys))

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Breaker is a circuit breaker: after too many failures it opens and
@@ -117,9 +115,6 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 		panic("resilience: NewBreaker: no rule can open the breaker (failure threshold 0 and no failure rate)")
 	}
 	b := &Breaker{cfg: cfg, realClock: cfg.clock == nil}
-	if b.realClock {
-		b.cfg.clock = clock.New()
-	}
 	if cfg.rate > 0 {
 		b.window = newFailureWindow(cfg.windowCalls, cfg.windowSpan)
 	}
@@ -127,7 +122,8 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 	return b
 }
 
-// BreakerOption configures [NewBreaker]. [WithClock] is one too.
+// BreakerOption configures [NewBreaker]. [Option] ([WithClock],
+// [WithObserver], [WithName]) is one too.
 type BreakerOption interface {
 	applyBreaker(*breakerConfig)
 }
@@ -146,55 +142,55 @@ type breakerConfig struct {
 	successes   int
 	isFailure   func(error) bool
 	onChange    func(from, to BreakerState)
-	clock       clock.Clock
+	common
 }
 
 type breakerOptionFunc func(*breakerConfig)
 
 func (f breakerOptionFunc) applyBreaker(c *breakerConfig) { f(c) }
 
-func (o ClockOption) applyBreaker(c *breakerConfig) { c.clock = o.c }
+func (o Option) applyBreaker(c *breakerConfig) { o.set(&c.common) }
 
-// WithFailureThreshold opens the breaker after n consecutive failures; a
+// WithBreakerThreshold opens the breaker after n consecutive failures; a
 // success starts the count again. The default is 5; 0 turns the rule off
 // (leaving a failure rate to open it). It panics if n is negative.
-func WithFailureThreshold(n int) BreakerOption {
+func WithBreakerThreshold(n int) BreakerOption {
 	if n < 0 {
-		panic(fmt.Sprintf("resilience: WithFailureThreshold: threshold must not be negative, got %d", n))
+		panic(fmt.Sprintf("resilience: WithBreakerThreshold: threshold must not be negative, got %d", n))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.threshold = n })
 }
 
-// WithFailureExpiry switches the threshold rule to go-resiliency's: the
+// WithBreakerFailureExpiry switches the threshold rule to go-resiliency's: the
 // breaker opens after threshold failures with no error-free period of d
 // between them. A failure more than d after the previous one starts the
 // count again, and successes do not. It panics unless d > 0.
-func WithFailureExpiry(d time.Duration) BreakerOption {
+func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
 	if d <= 0 {
-		panic(fmt.Sprintf("resilience: WithFailureExpiry: expiry must be positive, got %v", d))
+		panic(fmt.Sprintf("resilience: WithBreakerFailureExpiry: expiry must be positive, got %v", d))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.expiry = d })
 }
 
-// WithFailureRate opens the breaker when, among the last calls outcomes,
+// WithBreakerFailureRate opens the breaker when, among the last calls outcomes,
 // the share of failures reaches rate (0.5: half), provided at least
 // minCalls outcomes are counted. It panics unless 0 < rate <= 1 and
 // 1 <= minCalls <= calls.
-func WithFailureRate(rate float64, minCalls, calls int) BreakerOption {
-	checkRate("WithFailureRate", rate, minCalls, calls)
+func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
+	checkRate("WithBreakerFailureRate", rate, minCalls, calls)
 	return breakerOptionFunc(func(c *breakerConfig) {
 		c.rate, c.minCalls, c.windowCalls, c.windowSpan = rate, minCalls, calls, 0
 	})
 }
 
-// WithFailureRateWindow opens the breaker when, among the outcomes of the
+// WithBreakerFailureRateWindow opens the breaker when, among the outcomes of the
 // last span (kept in 10 rolling buckets), the share of failures reaches
 // rate, provided at least minCalls outcomes are counted. It panics unless
 // 0 < rate <= 1, minCalls >= 1 and span >= 10ns.
-func WithFailureRateWindow(rate float64, minCalls int, span time.Duration) BreakerOption {
-	checkRate("WithFailureRateWindow", rate, minCalls, math.MaxInt32)
+func WithBreakerFailureRateWindow(rate float64, minCalls int, span time.Duration) BreakerOption {
+	checkRate("WithBreakerFailureRateWindow", rate, minCalls, math.MaxInt32)
 	if span < windowBuckets {
-		panic(fmt.Sprintf("resilience: WithFailureRateWindow: span must be at least 10ns, got %v", span))
+		panic(fmt.Sprintf("resilience: WithBreakerFailureRateWindow: span must be at least 10ns, got %v", span))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) {
 		c.rate, c.minCalls, c.windowCalls, c.windowSpan = rate, minCalls, 0, span
@@ -210,69 +206,69 @@ func checkRate(fn string, rate float64, minCalls, calls int) {
 	}
 }
 
-// WithSlowCallThreshold counts a call that takes longer than d as a
+// WithBreakerSlowCallThreshold counts a call that takes longer than d as a
 // failure even when it succeeds. By default no call is too slow. It panics
 // unless d > 0.
-func WithSlowCallThreshold(d time.Duration) BreakerOption {
+func WithBreakerSlowCallThreshold(d time.Duration) BreakerOption {
 	if d <= 0 {
-		panic(fmt.Sprintf("resilience: WithSlowCallThreshold: threshold must be positive, got %v", d))
+		panic(fmt.Sprintf("resilience: WithBreakerSlowCallThreshold: threshold must be positive, got %v", d))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.slow = d })
 }
 
-// WithCoolDown sets how long the breaker stays open before it lets probes
+// WithBreakerCoolDown sets how long the breaker stays open before it lets probes
 // through. The default is 30s. It panics if d is negative.
-func WithCoolDown(d time.Duration) BreakerOption {
-	checkDuration("WithCoolDown", "d", d)
+func WithBreakerCoolDown(d time.Duration) BreakerOption {
+	checkDuration("WithBreakerCoolDown", "d", d)
 	return breakerOptionFunc(func(c *breakerConfig) { c.coolDown = d })
 }
 
-// WithCoolDownBackoff makes the cool-down grow on repeated trips: trip n
+// WithBreakerCoolDownBackoff makes the cool-down grow on repeated trips: trip n
 // since the breaker last closed stays open b.Delay(n, previous cool-down)
 // (when b stops, the last cool-down is kept). It panics if b is nil.
-func WithCoolDownBackoff(b Backoff) BreakerOption {
+func WithBreakerCoolDownBackoff(b Backoff) BreakerOption {
 	if b == nil {
-		panic("resilience: WithCoolDownBackoff: backoff is nil")
+		panic("resilience: WithBreakerCoolDownBackoff: backoff is nil")
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.growth = b })
 }
 
-// WithProbes sets how many probe calls a half-open breaker lets run at
+// WithBreakerProbes sets how many probe calls a half-open breaker lets run at
 // once; more are refused. The default is 1. It panics if n < 1.
-func WithProbes(n int) BreakerOption {
+func WithBreakerProbes(n int) BreakerOption {
 	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithProbes: probes must be at least 1, got %d", n))
+		panic(fmt.Sprintf("resilience: WithBreakerProbes: probes must be at least 1, got %d", n))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.probes = n })
 }
 
-// WithSuccessThreshold sets how many probes must succeed before a half-open
+// WithBreakerSuccessThreshold sets how many probes must succeed before a half-open
 // breaker closes; one failure reopens it. The default is 1. It panics if
 // n < 1.
-func WithSuccessThreshold(n int) BreakerOption {
+func WithBreakerSuccessThreshold(n int) BreakerOption {
 	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithSuccessThreshold: successes must be at least 1, got %d", n))
+		panic(fmt.Sprintf("resilience: WithBreakerSuccessThreshold: successes must be at least 1, got %d", n))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.successes = n })
 }
 
-// WithFailureIf decides which errors count as failures; errors for which f
+// WithBreakerFailureIf decides which errors count as failures; errors for which f
 // returns false count as successes. context.Canceled counts neither way
 // unless f is given. f never sees nil. It panics if f is nil.
-func WithFailureIf(f func(err error) bool) BreakerOption {
+func WithBreakerFailureIf(f func(err error) bool) BreakerOption {
 	if f == nil {
-		panic("resilience: WithFailureIf: predicate is nil")
+		panic("resilience: WithBreakerFailureIf: predicate is nil")
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.isFailure = f })
 }
 
-// WithOnStateChange sets a hook called with every state change, in the
+// WithBreakerOnStateChange sets a hook called with every state change, in the
 // order the changes happened, outside every lock: it may call the
 // breaker's methods. It runs in the goroutine that made the change or in
 // one delivering changes at the time. It panics if f is nil.
-func WithOnStateChange(f func(from, to BreakerState)) BreakerOption {
+func WithBreakerOnStateChange(f func(from, to BreakerState)) BreakerOption {
 	if f == nil {
-		panic("resilience: WithOnStateChange: hook is nil")
+		panic("resilience: WithBreakerOnStateChange: hook is nil")
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.onChange = f })
 }
@@ -283,7 +279,7 @@ func WithOnStateChange(f func(from, to BreakerState)) BreakerOption {
 // long.
 type BreakerOpenError struct {
 	until time.Time // end of the cool-down; zero while isolated
-	clock clock.Clock
+	clock *common
 }
 
 // Error returns "resilience: circuit breaker open".
@@ -299,7 +295,7 @@ func (e *BreakerOpenError) RetryAfter() time.Duration {
 	if e.until.IsZero() {
 		return maxDuration
 	}
-	return max(e.until.Sub(e.clock.Now()), 0) + retryAfterMargin
+	return max(e.until.Sub(e.clock.now()), 0) + retryAfterMargin
 }
 
 // retryAfterMargin lets the cool-down's timer fire before the retry comes.
@@ -360,13 +356,13 @@ func (b *Breaker) ticket(w uint64, probe uint64) uint64 {
 }
 
 // micros is the time in microseconds on the breaker's clock.
-func (b *Breaker) micros() int64 { return b.cfg.clock.Now().UnixMicro() }
+func (b *Breaker) micros() int64 { return b.cfg.now().UnixMicro() }
 
 func (b *Breaker) coolDownOver(w uint64) bool {
 	if b.realClock {
 		return b.ready.Load() == genOf(w)
 	}
-	return b.cfg.clock.Now().UnixNano() >= b.until.Load()
+	return b.cfg.now().UnixNano() >= b.until.Load()
 }
 
 // enterSlow admits a call in the half-open state, or moves an open breaker
@@ -437,7 +433,7 @@ func (b *Breaker) exit(t uint64, err error) {
 		if b.window != nil {
 			b.mu.Lock()
 			if b.word.Load() == w {
-				now := b.cfg.clock.Now()
+				now := b.cfg.now()
 				b.window.record(now, false)
 				if b.rateTrips(now) {
 					b.open(w, false)
@@ -481,7 +477,7 @@ func (b *Breaker) judge(t uint64, err error) (failed, counts bool) {
 func (b *Breaker) closedFailure(w uint64) {
 	var now time.Time
 	if b.window != nil || b.cfg.expiry > 0 {
-		now = b.cfg.clock.Now()
+		now = b.cfg.now()
 	}
 	trip := false
 	if b.window != nil {
@@ -546,7 +542,7 @@ func (b *Breaker) open(w uint64, isolate bool) {
 	gen := genOf(nw)
 	if isolate {
 		b.until.Store(math.MaxInt64)
-		b.openErr.Store(&BreakerOpenError{clock: b.cfg.clock})
+		b.openErr.Store(&BreakerOpenError{clock: &b.cfg.common})
 		return
 	}
 	d := b.cfg.coolDown
@@ -558,9 +554,9 @@ func (b *Breaker) open(w uint64, isolate bool) {
 		}
 	}
 	b.coolDown = d
-	until := b.cfg.clock.Now().Add(d)
+	until := b.cfg.now().Add(d)
 	b.until.Store(until.UnixNano())
-	b.openErr.Store(&BreakerOpenError{until: until, clock: b.cfg.clock})
+	b.openErr.Store(&BreakerOpenError{until: until, clock: &b.cfg.common})
 	if b.realClock {
 		b.timer = time.AfterFunc(d, func() { b.ready.Store(gen) })
 	}
@@ -673,7 +669,7 @@ func (b *Breaker) Metrics() BreakerMetrics {
 		Refused:             b.refused.Load(),
 	}
 	if b.window != nil {
-		m.WindowCalls, m.WindowFailures = b.window.counts(b.cfg.clock.Now())
+		m.WindowCalls, m.WindowFailures = b.window.counts(b.cfg.now())
 		if m.WindowCalls > 0 {
 			m.FailureRate = float64(m.WindowFailures) / float64(m.WindowCalls)
 		}

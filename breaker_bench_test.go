@@ -35,7 +35,7 @@ func BenchmarkBreaker(b *testing.B) {
 		}
 	})
 	b.Run("closed-success-rate-window", func(b *testing.B) {
-		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithFailureRate(0.5, 10, 100)))
+		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithBreakerFailureRate(0.5, 10, 100)))
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, okFunc)

@@ -85,8 +85,8 @@ func FuzzBreaker(f *testing.F) {
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		mock := newManualClock()
 		start := mock.Now()
-		b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(3),
-			resilience.WithCoolDown(time.Second), resilience.WithProbes(2), resilience.WithSuccessThreshold(2))
+		b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(3),
+			resilience.WithBreakerCoolDown(time.Second), resilience.WithBreakerProbes(2), resilience.WithBreakerSuccessThreshold(2))
 		p := resilience.Guarded[int](b)
 		var m breakerModel
 		type held struct {

@@ -75,42 +75,42 @@ func TestBreakerScenarios(t *testing.T) {
 			{0, errDown, true, closed}, {0, errDown, true, closed}, {0, errDown, true, closed}, {0, errDown, true, closed},
 			{0, errDown, true, open},
 		}},
-		{"a failed probe reopens it", []resilience.BreakerOption{resilience.WithFailureThreshold(1), resilience.WithCoolDown(s)}, []step{
+		{"a failed probe reopens it", []resilience.BreakerOption{resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(s)}, []step{
 			{0, errDown, true, open},
 			{s, errDown, true, open},
 			{s / 2, nil, false, open},
 			{s / 2, nil, true, closed},
 		}},
-		{"success threshold: M probes must succeed", []resilience.BreakerOption{resilience.WithFailureThreshold(1), resilience.WithCoolDown(s), resilience.WithSuccessThreshold(3)}, []step{
+		{"success threshold: M probes must succeed", []resilience.BreakerOption{resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(s), resilience.WithBreakerSuccessThreshold(3)}, []step{
 			{0, errDown, true, open},
 			{s, nil, true, halfOpen}, {0, nil, true, halfOpen}, {0, nil, true, closed},
 		}},
-		{"context.Canceled counts neither way", []resilience.BreakerOption{resilience.WithFailureThreshold(1)}, []step{
+		{"context.Canceled counts neither way", []resilience.BreakerOption{resilience.WithBreakerThreshold(1)}, []step{
 			{0, context.Canceled, true, closed}, {0, context.Canceled, true, closed},
 			{0, errDown, true, open},
 		}},
-		{"seed rule: failures with no error-free second between them", []resilience.BreakerOption{resilience.WithFailureThreshold(3), resilience.WithFailureExpiry(s)}, []step{
+		{"seed rule: failures with no error-free second between them", []resilience.BreakerOption{resilience.WithBreakerThreshold(3), resilience.WithBreakerFailureExpiry(s)}, []step{
 			{0, errDown, true, closed},
 			{2 * s, errDown, true, closed}, // the first has expired: the count starts again
 			{s / 2, nil, true, closed},     // successes do not reset it, as in the seed
 			{s / 2, errDown, true, closed},
 			{s / 2, errDown, true, open},
 		}},
-		{"failure rate over the last 10 calls", []resilience.BreakerOption{resilience.WithFailureThreshold(0), resilience.WithFailureRate(0.5, 4, 10)}, []step{
+		{"failure rate over the last 10 calls", []resilience.BreakerOption{resilience.WithBreakerThreshold(0), resilience.WithBreakerFailureRate(0.5, 4, 10)}, []step{
 			{0, nil, true, closed}, {0, errDown, true, closed}, {0, nil, true, closed},
 			{0, errDown, true, open}, // 2 of 4
 		}},
-		{"failure rate needs the minimum of calls", []resilience.BreakerOption{resilience.WithFailureThreshold(0), resilience.WithFailureRate(0.5, 4, 10)}, []step{
+		{"failure rate needs the minimum of calls", []resilience.BreakerOption{resilience.WithBreakerThreshold(0), resilience.WithBreakerFailureRate(0.5, 4, 10)}, []step{
 			{0, errDown, true, closed}, {0, errDown, true, closed}, {0, errDown, true, closed},
 			{0, errDown, true, open},
 		}},
-		{"time window: old failures drop out", []resilience.BreakerOption{resilience.WithFailureThreshold(0), resilience.WithFailureRateWindow(0.5, 3, 10*s)}, []step{
+		{"time window: old failures drop out", []resilience.BreakerOption{resilience.WithBreakerThreshold(0), resilience.WithBreakerFailureRateWindow(0.5, 3, 10*s)}, []step{
 			{0, errDown, true, closed}, {0, errDown, true, closed},
 			{11 * s, nil, true, closed}, // the two failures have expired
 			{0, errDown, true, closed},  // 1 of 2
 			{0, errDown, true, open},    // 2 of 3
 		}},
-		{"growing cool-down", []resilience.BreakerOption{resilience.WithFailureThreshold(1), resilience.WithCoolDownBackoff(resilience.Exponential(s, 2))}, []step{
+		{"growing cool-down", []resilience.BreakerOption{resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDownBackoff(resilience.Exponential(s, 2))}, []step{
 			{0, errDown, true, open},
 			{s, errDown, true, open}, // first cool-down 1s; the probe fails
 			{s, nil, false, open},    // second cool-down is 2s
@@ -130,7 +130,7 @@ func TestBreakerScenarios(t *testing.T) {
 
 func TestBreakerSlowCalls(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(2), resilience.WithSlowCallThreshold(100*time.Millisecond))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(2), resilience.WithBreakerSlowCallThreshold(100*time.Millisecond))
 	slow := func(d time.Duration) {
 		_, err := resilience.Do(context.Background(), resilience.Guarded[int](b), func(context.Context) (int, error) {
 			mock.Add(d)
@@ -149,7 +149,7 @@ func TestBreakerSlowCalls(t *testing.T) {
 // fail: its half-open state let any number of probes through.
 func TestBreakerProbesAreBounded(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(1), resilience.WithCoolDown(time.Second), resilience.WithProbes(2))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second), resilience.WithBreakerProbes(2))
 	outcome(b, errDown)
 	mock.Add(time.Second)
 	var dones []func(error)
@@ -175,13 +175,13 @@ func TestBreakerProbesAreBounded(t *testing.T) {
 // error threshold of 0 made a breaker that never opened.
 func TestBreakerNeedsARule(t *testing.T) {
 	assert.PanicsWithValue(t, "resilience: NewBreaker: no rule can open the breaker (failure threshold 0 and no failure rate)", func() {
-		resilience.NewBreaker(resilience.WithFailureThreshold(0))
+		resilience.NewBreaker(resilience.WithBreakerThreshold(0))
 	})
 }
 
 func TestBreakerPanicCountsAndFreesProbe(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(1), resilience.WithCoolDown(time.Second))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second))
 	p := resilience.Guarded[int](b)
 	boom := func(context.Context) (int, error) { panic("boom") }
 	assert.PanicsWithValue(t, "boom", func() { _, _ = p.Execute(context.Background(), boom) })
@@ -194,7 +194,7 @@ func TestBreakerPanicCountsAndFreesProbe(t *testing.T) {
 
 func TestBreakerLateOutcomesIgnored(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(1))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1))
 	early, err := b.Enter(context.Background())
 	require.NoError(t, err)
 	b.Trip()
@@ -206,7 +206,7 @@ func TestBreakerLateOutcomesIgnored(t *testing.T) {
 
 func TestBreakerOpenErrorRetryAfter(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(1), resilience.WithCoolDown(10*time.Second))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(10*time.Second))
 	outcome(b, errDown)
 	mock.Add(4 * time.Second)
 	_, err := outcome(b, nil)
@@ -220,7 +220,7 @@ func TestBreakerOpenErrorRetryAfter(t *testing.T) {
 // exactly until the breaker lets a probe through.
 func TestBreakerRetryWaitsForHalfOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := resilience.NewBreaker(resilience.WithFailureThreshold(1), resilience.WithCoolDown(5*time.Second))
+		b := resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(5*time.Second))
 		outcome(b, errDown)
 		p := resilience.Compose(resilience.Retry[int](), resilience.Guarded[int](b))
 		start := time.Now()
@@ -236,7 +236,7 @@ func TestBreakerRetryWaitsForHalfOpen(t *testing.T) {
 // the cool-down timer fires on fake time.
 func TestBreakerRealClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		b := resilience.NewBreaker(resilience.WithFailureThreshold(2), resilience.WithCoolDown(time.Minute))
+		b := resilience.NewBreaker(resilience.WithBreakerThreshold(2), resilience.WithBreakerCoolDown(time.Minute))
 		outcome(b, errDown)
 		outcome(b, errDown)
 		ran, _ := outcome(b, nil)
@@ -254,7 +254,7 @@ func TestBreakerRealClock(t *testing.T) {
 
 func TestBreakerManualControl(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithCoolDown(time.Second))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerCoolDown(time.Second))
 	b.Trip()
 	assert.Equal(t, resilience.BreakerOpen, b.State())
 	b.Reset()
@@ -277,7 +277,7 @@ func TestBreakerManualControl(t *testing.T) {
 
 func TestBreakerMetricsWindow(t *testing.T) {
 	mock := clock.NewMock()
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(0), resilience.WithFailureRate(0.9, 10, 10))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(0), resilience.WithBreakerFailureRate(0.9, 10, 10))
 	for i := range 8 {
 		if i%4 == 0 {
 			outcome(b, errDown)
@@ -295,8 +295,8 @@ func TestBreakerStateChangeHook(t *testing.T) {
 	mock := clock.NewMock()
 	var got []string
 	var b *resilience.Breaker
-	b = resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(1), resilience.WithCoolDown(time.Second),
-		resilience.WithOnStateChange(func(from, to resilience.BreakerState) {
+	b = resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second),
+		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
 			got = append(got, fmt.Sprintf("%v->%v (now %v)", from, to, b.State()))
 			if to == resilience.BreakerHalfOpen && len(got) == 2 {
 				b.Trip() // a change made from the hook is delivered after this one
@@ -322,19 +322,19 @@ func TestBreakerBadOptions(t *testing.T) {
 		f    func()
 		want string
 	}{
-		{"negative threshold", func() { resilience.WithFailureThreshold(-1) }, "resilience: WithFailureThreshold: threshold must not be negative, got -1"},
-		{"zero expiry", func() { resilience.WithFailureExpiry(0) }, "resilience: WithFailureExpiry: expiry must be positive, got 0s"},
-		{"rate above 1", func() { resilience.WithFailureRate(1.5, 1, 10) }, "resilience: WithFailureRate: rate must be in (0, 1], got 1.5"},
-		{"rate NaN", func() { resilience.WithFailureRate(nan(), 1, 10) }, "resilience: WithFailureRate: rate must be in (0, 1], got NaN"},
-		{"min calls above window", func() { resilience.WithFailureRate(0.5, 11, 10) }, "resilience: WithFailureRate: minCalls must be between 1 and 10, got 11"},
-		{"tiny span", func() { resilience.WithFailureRateWindow(0.5, 1, 5) }, "resilience: WithFailureRateWindow: span must be at least 10ns, got 5ns"},
-		{"slow threshold", func() { resilience.WithSlowCallThreshold(0) }, "resilience: WithSlowCallThreshold: threshold must be positive, got 0s"},
-		{"cool-down", func() { resilience.WithCoolDown(-1) }, "resilience: WithCoolDown: d must not be negative, got -1ns"},
-		{"nil growth", func() { resilience.WithCoolDownBackoff(nil) }, "resilience: WithCoolDownBackoff: backoff is nil"},
-		{"probes", func() { resilience.WithProbes(0) }, "resilience: WithProbes: probes must be at least 1, got 0"},
-		{"successes", func() { resilience.WithSuccessThreshold(0) }, "resilience: WithSuccessThreshold: successes must be at least 1, got 0"},
-		{"nil predicate", func() { resilience.WithFailureIf(nil) }, "resilience: WithFailureIf: predicate is nil"},
-		{"nil hook", func() { resilience.WithOnStateChange(nil) }, "resilience: WithOnStateChange: hook is nil"},
+		{"negative threshold", func() { resilience.WithBreakerThreshold(-1) }, "resilience: WithBreakerThreshold: threshold must not be negative, got -1"},
+		{"zero expiry", func() { resilience.WithBreakerFailureExpiry(0) }, "resilience: WithBreakerFailureExpiry: expiry must be positive, got 0s"},
+		{"rate above 1", func() { resilience.WithBreakerFailureRate(1.5, 1, 10) }, "resilience: WithBreakerFailureRate: rate must be in (0, 1], got 1.5"},
+		{"rate NaN", func() { resilience.WithBreakerFailureRate(nan(), 1, 10) }, "resilience: WithBreakerFailureRate: rate must be in (0, 1], got NaN"},
+		{"min calls above window", func() { resilience.WithBreakerFailureRate(0.5, 11, 10) }, "resilience: WithBreakerFailureRate: minCalls must be between 1 and 10, got 11"},
+		{"tiny span", func() { resilience.WithBreakerFailureRateWindow(0.5, 1, 5) }, "resilience: WithBreakerFailureRateWindow: span must be at least 10ns, got 5ns"},
+		{"slow threshold", func() { resilience.WithBreakerSlowCallThreshold(0) }, "resilience: WithBreakerSlowCallThreshold: threshold must be positive, got 0s"},
+		{"cool-down", func() { resilience.WithBreakerCoolDown(-1) }, "resilience: WithBreakerCoolDown: d must not be negative, got -1ns"},
+		{"nil growth", func() { resilience.WithBreakerCoolDownBackoff(nil) }, "resilience: WithBreakerCoolDownBackoff: backoff is nil"},
+		{"probes", func() { resilience.WithBreakerProbes(0) }, "resilience: WithBreakerProbes: probes must be at least 1, got 0"},
+		{"successes", func() { resilience.WithBreakerSuccessThreshold(0) }, "resilience: WithBreakerSuccessThreshold: successes must be at least 1, got 0"},
+		{"nil predicate", func() { resilience.WithBreakerFailureIf(nil) }, "resilience: WithBreakerFailureIf: predicate is nil"},
+		{"nil hook", func() { resilience.WithBreakerOnStateChange(nil) }, "resilience: WithBreakerOnStateChange: hook is nil"},
 		{"nil option", func() { resilience.NewBreaker(nil) }, "resilience: NewBreaker: option is nil"},
 	}
 	for _, tc := range tests {
@@ -357,8 +357,8 @@ func TestBreakerStress(t *testing.T) {
 	}
 	mock := clock.NewMock() // time stands still: once open, it stays open
 	var changes atomic.Int32
-	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithFailureThreshold(3),
-		resilience.WithOnStateChange(func(_, _ resilience.BreakerState) { changes.Add(1) }))
+	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(3),
+		resilience.WithBreakerOnStateChange(func(_, _ resilience.BreakerState) { changes.Add(1) }))
 	p := resilience.Guarded[int](b)
 	var ran, refused, answered atomic.Int64
 	phase := func(fail bool) {

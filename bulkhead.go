@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Bulkhead limits how many calls run at once, so that one slow dependency
@@ -30,9 +28,9 @@ type Bulkhead struct {
 	// released slot goes to the first waiter, never to a newcomer.
 	state atomic.Int64
 
-	wait     time.Duration
-	queue    int64 // most waiters; -1: any number
-	clock    clock.Clock
+	wait  time.Duration
+	queue int64 // most waiters; -1: any number
+	common
 	mu       sync.Mutex
 	waiters  list.List // of *bulkheadWaiter, oldest first; guarded by mu
 	doneFunc func(error)
@@ -64,15 +62,13 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 		}
 		o.applyBulkhead(&cfg)
 	}
-	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, clock: cfg.clock}
-	if b.clock == nil {
-		b.clock = clock.New()
-	}
+	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, common: cfg.common}
 	b.doneFunc = func(error) { b.Release() }
 	return b
 }
 
-// BulkheadOption configures [NewBulkhead]. [WithClock] is one too.
+// BulkheadOption configures [NewBulkhead]. [Option] ([WithClock],
+// [WithObserver], [WithName]) is one too.
 type BulkheadOption interface {
 	applyBulkhead(*bulkheadConfig)
 }
@@ -80,14 +76,14 @@ type BulkheadOption interface {
 type bulkheadConfig struct {
 	wait  time.Duration
 	queue int64
-	clock clock.Clock
+	common
 }
 
 type bulkheadOptionFunc func(*bulkheadConfig)
 
 func (f bulkheadOptionFunc) applyBulkhead(c *bulkheadConfig) { f(c) }
 
-func (o ClockOption) applyBulkhead(c *bulkheadConfig) { c.clock = o.c }
+func (o Option) applyBulkhead(c *bulkheadConfig) { o.set(&c.common) }
 
 // WithBulkheadWait lets a call that finds every slot taken wait up to d for
 // one, in order of arrival, before it is refused with [ErrBulkheadFull]. The
@@ -153,15 +149,16 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 	if w == nil {
 		return err
 	}
-	timer := b.clock.Timer(b.wait)
-	defer timer.Stop()
+	wctx, stop := b.waitCtx(ctx, b.wait)
+	defer stop()
 	select {
 	case <-w.ready:
 		return nil
-	case <-timer.C:
-		err = ErrBulkheadFull
-	case <-ctx.Done():
+	case <-wctx.Done():
 		err = ctx.Err()
+		if err == nil {
+			err = ErrBulkheadFull
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -42,7 +42,7 @@ func ExampleFibonacci() {
 }
 
 func ExampleRandom() {
-	b := resilience.WithRand(resilience.Random(time.Second, 2*time.Second), rand.New(rand.NewPCG(1, 1)))
+	b := resilience.UseRand(resilience.Random(time.Second, 2*time.Second), rand.New(rand.NewPCG(1, 1)))
 	d, _ := b.Delay(1, 0)
 	fmt.Println(d >= time.Second && d < 2*time.Second)
 	// Output: true
@@ -125,7 +125,7 @@ func ExampleCelery() {
 }
 
 func ExampleEthernet() {
-	b := resilience.WithRand(resilience.Ethernet(51200*time.Nanosecond), rand.New(rand.NewPCG(1, 1)))
+	b := resilience.UseRand(resilience.Ethernet(51200*time.Nanosecond), rand.New(rand.NewPCG(1, 1)))
 	d, _ := b.Delay(3, 0) // 0 to 7 slots
 	fmt.Println(d%(51200*time.Nanosecond) == 0 && d <= 7*51200*time.Nanosecond)
 	// Output: true
@@ -152,10 +152,10 @@ func ExampleLimitedExponentialSchedule() {
 	// Output: [10ms 20ms 35ms 35ms 35ms]
 }
 
-func ExampleWithRand() {
+func ExampleUseRand() {
 	b := resilience.FullJitter(resilience.Exponential(time.Second, 2))
-	a := resilience.WithRand(b, rand.New(rand.NewPCG(7, 7)))
-	c := resilience.WithRand(b, rand.New(rand.NewPCG(7, 7)))
+	a := resilience.UseRand(b, rand.New(rand.NewPCG(7, 7)))
+	c := resilience.UseRand(b, rand.New(rand.NewPCG(7, 7)))
 	da, _ := a.Delay(3, 0)
 	dc, _ := c.Delay(3, 0)
 	fmt.Println(da == dc) // the same seed gives the same waits

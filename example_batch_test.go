@@ -22,7 +22,7 @@ func ExampleNewBatcher() {
 		}
 		return out, nil
 	}
-	b := resilience.NewBatcher(upper, resilience.WithMaxSize(50), resilience.WithMaxWait(20*time.Millisecond))
+	b := resilience.NewBatcher(upper, resilience.WithBatchMaxSize(50), resilience.WithBatchMaxWait(20*time.Millisecond))
 	defer b.Close(context.Background())
 
 	var wg sync.WaitGroup
@@ -59,7 +59,7 @@ func ExampleNewLoader() {
 			}
 		}
 		return found, nil
-	}, resilience.WithMaxWait(20*time.Millisecond))
+	}, resilience.WithBatchMaxWait(20*time.Millisecond))
 	defer users.Close(context.Background())
 
 	var wg sync.WaitGroup
@@ -97,7 +97,7 @@ func ExampleItemErrors() {
 		}
 		return out, errs // only the failed items get an error
 	}
-	b := resilience.NewBatcher(check, resilience.WithMaxWait(0))
+	b := resilience.NewBatcher(check, resilience.WithBatchMaxWait(0))
 	defer b.Close(context.Background())
 	v, err := b.Do(context.Background(), 5)
 	fmt.Println(v, err)

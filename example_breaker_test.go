@@ -14,10 +14,10 @@ import (
 func ExampleNewBreaker() {
 	mock := clock.NewMock() // a real program leaves the clock out
 	breaker := resilience.NewBreaker(
-		resilience.WithFailureThreshold(2),
-		resilience.WithCoolDown(time.Minute),
+		resilience.WithBreakerThreshold(2),
+		resilience.WithBreakerCoolDown(time.Minute),
 		resilience.WithClock(mock),
-		resilience.WithOnStateChange(func(from, to resilience.BreakerState) {
+		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
 			fmt.Println("breaker:", from, "->", to)
 		}),
 	)
@@ -44,11 +44,11 @@ func ExampleNewBreaker() {
 	// up <nil>
 }
 
-func ExampleWithFailureRate() {
+func ExampleWithBreakerFailureRate() {
 	// Open when half of the last 20 calls failed, once 10 have been seen.
 	breaker := resilience.NewBreaker(
-		resilience.WithFailureThreshold(0), // only the rate opens it
-		resilience.WithFailureRate(0.5, 10, 20),
+		resilience.WithBreakerThreshold(0), // only the rate opens it
+		resilience.WithBreakerFailureRate(0.5, 10, 20),
 	)
 	policy := resilience.Guarded[int](breaker)
 	for i := range 10 {

@@ -89,10 +89,10 @@ func ExampleTimeout() {
 	// Output: true true
 }
 
-func ExampleWithCooperative() {
+func ExampleWithTimeoutCooperative() {
 	// A cooperative timeout runs fn in the caller's goroutine: cheaper, but
 	// fn must honour its context.
-	policy := resilience.Timeout[string](10*time.Millisecond, resilience.WithCooperative())
+	policy := resilience.Timeout[string](10*time.Millisecond, resilience.WithTimeoutCooperative())
 
 	_, err := resilience.Do(context.Background(), policy, func(ctx context.Context) (string, error) {
 		<-ctx.Done()

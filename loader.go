@@ -2,13 +2,8 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
-
-// ErrNotFound is matched by the error a [Loader] returns for a key its
-// fetch function gave no value for.
-var ErrNotFound = errors.New("resilience: not found")
 
 // NotFoundError is the error of a key a [Loader]'s fetch gave no value for.
 // It matches [ErrNotFound].

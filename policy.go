@@ -1,6 +1,9 @@
 package resilience
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Policy guards calls that return a T. Execute runs fn, perhaps more than once,
 // perhaps not at all, and returns a result or an error.
@@ -138,4 +141,41 @@ func linkPolicy[T any](p Policy[T], next chain[T]) chain[T] {
 	return func(ctx context.Context, fn Func[T]) (T, error) {
 		return p.Execute(ctx, func(ctx context.Context) (T, error) { return next(ctx, fn) })
 	}
+}
+
+// DiscardOption is the option [WithDiscard] returns: accepted by [Retry]
+// and [Timeout].
+type DiscardOption struct{ f any }
+
+// WithDiscard sets a hook for results a policy obtained and does not
+// return: a successful result that [WithRetryIfResult] rejected before
+// another attempt, or the result of a [Timeout]'s fn that returned after
+// the deadline. It is called exactly once for each such result (one that
+// came with a nil error), never for the result returned, and the caller
+// never waits for it: the place to close an io.Closer such as an
+// *http.Response, whose connection would otherwise leak. T is inferred
+// from f; the policy panics at construction if it is not its result type.
+// WithDiscard panics if f is nil.
+func WithDiscard[T any](f func(result T)) DiscardOption {
+	if f == nil {
+		panic("resilience: WithDiscard: hook is nil")
+	}
+	return DiscardOption{f: f}
+}
+
+func (o DiscardOption) applyRetry(c *retryConfig)     { c.discard = o.f }
+func (o DiscardOption) applyTimeout(c *timeoutConfig) { c.discard = o.f }
+
+// discardOf returns the discard hook given to the constructor fn as a
+// func(T), panicking if it is of another type.
+func discardOf[T any](fn string, f any) func(T) {
+	if f == nil {
+		return nil
+	}
+	d, ok := f.(func(T))
+	if !ok {
+		var zero T
+		panic(fmt.Sprintf("resilience: %s: WithDiscard hook is %T, but the policy's result type is %T", fn, f, zero))
+	}
+	return d
 }

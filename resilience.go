@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-
-	"github.com/benbjohnson/clock"
+	"time"
 )
 
 // Func is a call guarded by a [Policy]: it receives the context it must honour
@@ -32,25 +31,60 @@ var (
 	// ErrTimeout is returned by [Timeout] when its deadline passes before fn
 	// returns. It also matches context.DeadlineExceeded, so code that checks
 	// for a context deadline keeps working. It is the cause (see
-	// [context.Cause]) of the context handed to fn.
+	// [context.Cause]) of the context handed to fn, whatever the clock.
 	ErrTimeout error = timeoutSentinel{}
 
-	// ErrRetriesExhausted is returned by [Retry] when every attempt has been
-	// made and the last one failed; the last attempt's error stays reachable.
+	// ErrRetriesExhausted is the reason a [Retry] gave up when every attempt
+	// allowed has been made, its backoff stopped, or its time ran out; the
+	// last attempt's error stays reachable (see [RetryError]).
 	ErrRetriesExhausted = errors.New("resilience: retries exhausted")
 
+	// ErrRetryBudgetExhausted is the reason (see [RetryError]) a retry was
+	// not made because its [RetryBudget] had nothing left.
+	ErrRetryBudgetExhausted = errors.New("resilience: retry budget exhausted")
+
 	// ErrBreakerOpen is returned by a [Breaker] that refuses a call because it
-	// is open, or half-open with every probe slot taken.
+	// is open, or half-open with every probe slot taken. The error is a
+	// *[BreakerOpenError] with a retry hint.
 	ErrBreakerOpen = errors.New("resilience: circuit breaker open")
 
 	// ErrBulkheadFull is returned by a [Bulkhead] that has no free slot and
 	// cannot (or may no longer) wait for one.
 	ErrBulkheadFull = errors.New("resilience: bulkhead full")
 
-	// ErrBatcherClosed is returned by a [Batcher] for items given to it after
-	// Close has begun.
+	// ErrBatcherClosed is returned by a [Batcher] or [Loader] for items
+	// given to it after Close has begun.
 	ErrBatcherClosed = errors.New("resilience: batcher closed")
+
+	// ErrBatchResults is matched by the error every caller of a batch gets
+	// when the batch function returned a number of results other than the
+	// number of items.
+	ErrBatchResults = errors.New("resilience: batch returned a wrong number of results")
+
+	// ErrNotFound is matched by the error a [Loader] returns for a key its
+	// fetch function gave no value for (a *[NotFoundError]).
+	ErrNotFound = errors.New("resilience: not found")
 )
+
+// RetryHint is implemented by errors that say when to try again: an open
+// [Breaker]'s refusal, an HTTP 429 or 503 with a Retry-After header, a rate
+// limiter's refusal. A [Retry] that meets one in an attempt's error chain
+// waits RetryAfter() instead of its backoff, cut to [WithMaxRetryAfter].
+//
+// A RetryAfter of zero or less means no hint: the backoff decides, so an
+// error type that always has the method does not make a retry hammer a
+// server when it has nothing to say.
+type RetryHint interface {
+	error
+	RetryAfter() time.Duration
+}
+
+// RetryAfter returns the first retry hint in err's chain, as errors.As
+// finds it, and whether there is one: a hint of zero or less is no hint.
+func RetryAfter(err error) (time.Duration, bool) {
+	d, ok := retryAfter(err)
+	return d, ok && d > 0
+}
 
 // timeoutSentinel is the type of ErrTimeout. It matches
 // context.DeadlineExceeded as well, and reports itself as a timeout to code
@@ -60,7 +94,6 @@ type timeoutSentinel struct{}
 func (timeoutSentinel) Error() string        { return "resilience: timeout" }
 func (timeoutSentinel) Is(target error) bool { return target == context.DeadlineExceeded }
 func (timeoutSentinel) Timeout() bool        { return true }
-func (timeoutSentinel) Temporary() bool      { return true }
 
 // PanicError is what a guard's done function receives when fn panics, and
 // what a [Batcher] returns to each caller of a batch whose fn panicked. Other
@@ -93,19 +126,4 @@ func (e *PanicError) Error() string { return fmt.Sprintf("resilience: panic: %v"
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err
-}
-
-// ClockOption sets the clock a policy, guard or batcher reads and waits on.
-// It is accepted wherever an option is: [Timeout], [Retry], [NewBreaker],
-// [NewBulkhead] and [NewBatcher]. Tests pass a *clock.Mock; the default is
-// the real clock.
-type ClockOption struct{ c clock.Clock }
-
-// WithClock makes a policy, guard or batcher use c for every reading of the
-// time and every wait. It panics if c is nil.
-func WithClock(c clock.Clock) ClockOption {
-	if c == nil {
-		panic("resilience: WithClock: clock is nil")
-	}
-	return ClockOption{c: c}
 }

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Retry returns a policy that calls fn again when it fails, waiting between
@@ -45,6 +43,7 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 		}
 		p.retryResult = pred
 	}
+	p.discard = discardOf[T]("Retry", cfg.discard)
 	return p
 }
 
@@ -77,7 +76,8 @@ func (v Verdict) String() string {
 	return "Verdict(" + strconv.Itoa(int(v)) + ")"
 }
 
-// RetryOption configures [Retry]. [WithClock] is one too.
+// RetryOption configures [Retry]. [Option] ([WithClock], [WithObserver],
+// [WithName]) and [WithDiscard] are ones too.
 type RetryOption interface {
 	applyRetry(*retryConfig)
 }
@@ -90,7 +90,8 @@ type retryConfig struct {
 	onRetry       func(attempt int, err error, wait time.Duration)
 	budget        *RetryBudget
 	lastErrOnEnd  bool
-	clock         clock.Clock // nil: the real clock
+	discard       any // func(T), checked by Retry[T]
+	common
 
 	// Classification, in the order it is consulted.
 	abortOn    []error
@@ -104,7 +105,7 @@ type retryOptionFunc func(*retryConfig)
 
 func (f retryOptionFunc) applyRetry(c *retryConfig) { f(c) }
 
-func (o ClockOption) applyRetry(c *retryConfig) { c.clock = o.c }
+func (o Option) applyRetry(c *retryConfig) { o.set(&c.common) }
 
 // WithAttempts sets how many attempts to make in all, the first included:
 // 1 means no retry. 0 means no limit: retries go on until an attempt
@@ -136,10 +137,10 @@ func WithMaxElapsed(d time.Duration) RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.maxElapsed = d })
 }
 
-// WithMaxRetryAfter bounds the wait an error's RetryAfter() hint can ask
-// for (an HTTP 429 or 503, an open [Breaker]); a longer hint is cut to d.
-// The default is 10s, the cap of the default backoff. 0 ignores hints. It
-// panics if d is negative.
+// WithMaxRetryAfter bounds the wait an error's [RetryHint] can ask for (an
+// HTTP 429 or 503, an open [Breaker]); a longer hint is cut to d. The
+// default is 10s, the cap of the default backoff. 0 ignores hints. A hint of
+// zero or less is no hint: the backoff decides. It panics if d is negative.
 func WithMaxRetryAfter(d time.Duration) RetryOption {
 	checkDuration("WithMaxRetryAfter", "d", d)
 	return retryOptionFunc(func(c *retryConfig) { c.maxRetryAfter = d })
@@ -281,6 +282,7 @@ func (e *RetryError) Unwrap() []error {
 type retry[T any] struct {
 	retryConfig
 	retryResult func(T) bool
+	discard     func(T)
 	last        chain[T] // fn alone, for Execute
 }
 
@@ -328,10 +330,15 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 		if !ok {
 			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
 		}
-		if hint, ok := retryAfter(err); ok && r.maxRetryAfter > 0 {
-			wait = min(max(hint, 0), r.maxRetryAfter)
+		if hint, ok := retryAfter(err); ok && hint > 0 && r.maxRetryAfter > 0 {
+			wait = min(hint, r.maxRetryAfter)
 		}
 		if r.maxElapsed > 0 && r.now().Sub(start)+wait > r.maxElapsed {
+			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
+		}
+		if deadline, ok := ctx.Deadline(); ok && wait > 0 && r.since(deadline) > -wait {
+			// The wait would end past the caller's deadline: give up now
+			// rather than sleep into it.
 			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
 		}
 		if r.budget != nil && !r.budget.withdraw() {
@@ -344,6 +351,9 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 			return v, r.ended(ctx, attempt, err)
 		}
 		prev = wait
+		if err == nil && r.discard != nil {
+			r.discard(v) // a result WithRetryIfResult rejected
+		}
 		v, err = next(ctx, fn)
 		if err == nil && r.retryResult == nil {
 			return v, nil
@@ -395,38 +405,11 @@ func (r *retry[T]) ended(ctx context.Context, attempt int, last error) error {
 	return &RetryError{Attempts: attempt, Last: last, Reason: ctx.Err()}
 }
 
-func (r *retry[T]) now() time.Time {
-	if r.clock == nil {
-		return time.Now()
-	}
-	return r.clock.Now()
-}
-
-// sleep waits d, and reports false if ctx ended first.
-func (r *retry[T]) sleep(ctx context.Context, d time.Duration) bool {
-	var fired <-chan time.Time
-	var stop func() bool
-	if r.clock == nil {
-		t := time.NewTimer(d)
-		fired, stop = t.C, t.Stop
-	} else {
-		t := r.clock.Timer(d)
-		fired, stop = t.C, t.Stop
-	}
-	defer stop()
-	select {
-	case <-fired:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // retryAfter finds a RetryAfter() hint in err's chain.
 func retryAfter(err error) (time.Duration, bool) {
 	var d time.Duration
 	found := inChain(err, func(e error) bool {
-		h, ok := e.(interface{ RetryAfter() time.Duration })
+		h, ok := e.(RetryHint)
 		if ok {
 			d = h.RetryAfter()
 		}

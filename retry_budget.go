@@ -1,19 +1,12 @@
 package resilience
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
-
-// ErrRetryBudgetExhausted is the reason (see [RetryError]) a retry was not
-// made because its [RetryBudget] had nothing left.
-var ErrRetryBudgetExhausted = errors.New("resilience: retry budget exhausted")
 
 // RetryBudget bounds the retries of many calls together, so that an outage
 // is not multiplied by every caller's retries: the retry storm. In the
@@ -34,10 +27,10 @@ type RetryBudget struct {
 	balance  atomic.Int64
 
 	minPerSecond float64
-	clock        clock.Clock
-	mu           sync.Mutex
-	floor        float64 // retries the floor still allows
-	refilled     time.Time
+	common
+	mu       sync.Mutex
+	floor    float64 // retries the floor still allows
+	refilled time.Time
 }
 
 // NewRetryBudget returns a budget that lets retries add ratio of the calls
@@ -57,11 +50,8 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 		}
 		o.applyBudget(b)
 	}
-	if b.clock == nil {
-		b.clock = clock.New()
-	}
 	b.floor = b.minPerSecond
-	b.refilled = b.clock.Now()
+	b.refilled = b.now()
 	return b
 }
 
@@ -74,7 +64,7 @@ type budgetOptionFunc func(*RetryBudget)
 
 func (f budgetOptionFunc) applyBudget(b *RetryBudget) { f(b) }
 
-func (o ClockOption) applyBudget(b *RetryBudget) { b.clock = o.c }
+func (o Option) applyBudget(b *RetryBudget) { o.set(&b.common) }
 
 // WithBudgetCapacity sets how many retries deposits can save up; the
 // default is 100. It panics if n is negative.
@@ -118,7 +108,7 @@ func (b *RetryBudget) withdraw() bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	now := b.clock.Now()
+	now := b.now()
 	if elapsed := now.Sub(b.refilled); elapsed > 0 {
 		b.floor = min(b.minPerSecond, b.floor+elapsed.Seconds()*b.minPerSecond)
 		b.refilled = now
@@ -135,7 +125,7 @@ func (b *RetryBudget) withdraw() bool {
 func (b *RetryBudget) Available() int {
 	b.mu.Lock()
 	floor := b.floor
-	if elapsed := b.clock.Now().Sub(b.refilled); elapsed > 0 {
+	if elapsed := b.now().Sub(b.refilled); elapsed > 0 {
 		floor = min(b.minPerSecond, floor+elapsed.Seconds()*b.minPerSecond)
 	}
 	b.mu.Unlock()

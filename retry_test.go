@@ -162,8 +162,9 @@ func TestRetryContextEndsDuringWait(t *testing.T) {
 				if lastErr {
 					opts = append(opts, resilience.WithLastErrorOnCancel())
 				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
+				time.AfterFunc(10*time.Second, cancel)
 				fn, calls := script(io.ErrUnexpectedEOF)
 				start := time.Now()
 				_, err := resilience.Do(ctx, resilience.Retry[int](opts...), fn)
@@ -174,11 +175,28 @@ func TestRetryContextEndsDuringWait(t *testing.T) {
 				if lastErr {
 					assert.Equal(t, io.ErrUnexpectedEOF, err)
 				} else {
-					assert.ErrorIs(t, err, context.DeadlineExceeded)
+					assert.ErrorIs(t, err, context.Canceled)
 				}
 			})
 		})
 	}
+}
+
+// TestRetryNeverSleepsIntoTheDeadline: a wait that would end past the
+// caller's deadline is not begun; the retry gives up at once.
+func TestRetryNeverSleepsIntoTheDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		fn, calls := script(io.ErrUnexpectedEOF, io.ErrUnexpectedEOF)
+		p := resilience.Retry[int](resilience.WithBackoff(resilience.Schedule(time.Second, time.Minute)))
+		start := time.Now()
+		_, err := resilience.Do(ctx, p, fn)
+		assert.Equal(t, time.Second, time.Since(start), "the first wait fits; the second would pass the deadline")
+		assert.Equal(t, 2, *calls)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
+	})
 }
 
 func TestRetryCallerContextEndedIsNotRetried(t *testing.T) {

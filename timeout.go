@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // Timeout returns a policy that gives fn at most d to return.
@@ -17,7 +15,7 @@ import (
 // context: fn runs in a goroutine of its own, and when the deadline passes
 // first, Execute returns an error matching [ErrTimeout] (and
 // context.DeadlineExceeded) while fn goes on until it returns, its result
-// dropped. Nothing is left behind once fn returns. [WithCooperative] runs fn
+// dropped. Nothing is left behind once fn returns. [WithTimeoutCooperative] runs fn
 // in the caller's goroutine instead, which is cheaper, and relies on fn
 // returning when its context ends.
 //
@@ -27,8 +25,9 @@ import (
 //
 // A panic in fn reaches the caller's goroutine with its original value. A
 // panic in an abandoned fn, one that has outlived its deadline, reaches no
-// caller: it is dropped, after being handed to the [WithLatePanicHandler]
-// hook if there is one.
+// caller: it is dropped, after being reported to the observer as an
+// [EventLatePanic] if there is one. The result of an abandoned fn goes to
+// the [WithDiscard] hook if there is one.
 //
 // A d of 0 means no timeout: fn is called directly. Timeout panics if d is
 // negative.
@@ -43,52 +42,45 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 		}
 		o.applyTimeout(&cfg)
 	}
-	return &timeout[T]{d: d, timeoutConfig: cfg, last: last[T]()}
+	t := &timeout[T]{d: d, timeoutConfig: cfg, last: last[T]()}
+	t.discard = discardOf[T]("Timeout", cfg.discard)
+	return t
 }
 
-// TimeoutOption configures [Timeout]. [WithClock] is one too.
+// TimeoutOption configures [Timeout]. [Option] ([WithClock],
+// [WithObserver], [WithName]) and [WithDiscard] are ones too.
 type TimeoutOption interface {
 	applyTimeout(*timeoutConfig)
 }
 
 type timeoutConfig struct {
-	clock       clock.Clock // nil: the real clock, through the context package
+	common
 	cooperative bool
-	onLatePanic func(*PanicError)
+	discard     any // func(T), checked by Timeout[T]
 }
 
 type timeoutOptionFunc func(*timeoutConfig)
 
 func (f timeoutOptionFunc) applyTimeout(c *timeoutConfig) { f(c) }
 
-func (o ClockOption) applyTimeout(c *timeoutConfig) { c.clock = o.c }
+func (o Option) applyTimeout(c *timeoutConfig) { o.set(&c.common) }
 
-// WithCooperative makes a [Timeout] run fn in the caller's goroutine and rely
+// WithTimeoutCooperative makes a [Timeout] run fn in the caller's goroutine and rely
 // on fn returning when its context ends. It costs little more than
 // context.WithTimeout, but a fn that ignores its context holds the caller
 // past the deadline. When fn returns an error after the deadline, the error
 // matches both ErrTimeout and fn's own error. By default a Timeout is not
 // cooperative.
-func WithCooperative() TimeoutOption {
+func WithTimeoutCooperative() TimeoutOption {
 	return timeoutOptionFunc(func(c *timeoutConfig) { c.cooperative = true })
-}
-
-// WithLatePanicHandler sets a hook for panics that a [Timeout] cannot deliver:
-// those of an fn that panics after its deadline, when no caller waits for it
-// any more. The hook runs in fn's goroutine. By default such panics are
-// dropped silently; they never crash the process. It panics if f is nil.
-func WithLatePanicHandler(f func(*PanicError)) TimeoutOption {
-	if f == nil {
-		panic("resilience: WithLatePanicHandler: handler is nil")
-	}
-	return timeoutOptionFunc(func(c *timeoutConfig) { c.onLatePanic = f })
 }
 
 type timeout[T any] struct {
 	d time.Duration
 	timeoutConfig
-	calls sync.Pool // of *timedCall[T], reused when the caller got the result
-	last  chain[T]  // made once: made in Execute, it would escape to fn's goroutine
+	discard func(T)
+	calls   sync.Pool // of *timedCall[T], reused when the caller got the result
+	last    chain[T]  // made once: made in Execute, it would escape to fn's goroutine
 }
 
 func (t *timeout[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
@@ -116,11 +108,7 @@ func (t *timeout[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, err
 
 // withDeadline derives fn's context from the configured clock.
 func (t *timeout[T]) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
-	if t.clock == nil {
-		return context.WithTimeoutCause(ctx, t.d, ErrTimeout)
-	}
-	// clock.Clock's contexts take no cause; expired reports the timeout.
-	return t.clock.WithTimeout(ctx, t.d)
+	return t.withTimeout(ctx, t.d, ErrTimeout)
 }
 
 // expired is the error for a derived context tctx that has ended: the
@@ -183,7 +171,7 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	if c == nil {
 		c = new(timedCall[T])
 	}
-	go c.run(tctx, cancel, next, fn, t.onLatePanic)
+	go c.run(tctx, cancel, next, fn, t)
 
 	<-tctx.Done()
 	if c.state.CompareAndSwap(callRunning, callAbandoned) {
@@ -211,7 +199,7 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 // caller still waits; cancel wakes the caller. Once run's own state change
 // succeeds it leaves c alone, for the caller reuses c at once; a c the
 // caller abandoned is never reused, so writing to it first is harmless.
-func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next chain[T], fn Func[T], onLatePanic func(*PanicError)) {
+func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next chain[T], fn Func[T], t *timeout[T]) {
 	finished := false
 	defer func() {
 		if finished {
@@ -221,8 +209,8 @@ func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next 
 		c.panic = pe
 		if c.state.CompareAndSwap(callRunning, callFinished) {
 			cancel()
-		} else if onLatePanic != nil {
-			onLatePanic(pe)
+		} else if t.observer != nil {
+			t.observe(ctx, Event{Kind: EventLatePanic, Component: "timeout", Panic: pe})
 		}
 	}()
 	v, err := next(ctx, fn)
@@ -230,5 +218,10 @@ func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next 
 	c.v, c.err = v, err
 	if c.state.CompareAndSwap(callRunning, callFinished) {
 		cancel()
+	} else if err == nil && t.discard != nil {
+		t.discard(v) // abandoned: nobody returns this result
+		if t.observer != nil {
+			t.observe(ctx, Event{Kind: EventDiscarded, Component: "timeout"})
+		}
 	}
 }

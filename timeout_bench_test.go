@@ -36,7 +36,7 @@ func BenchmarkTimeout(b *testing.B) {
 		}
 	})
 	b.Run("cooperative", func(b *testing.B) {
-		p := resilience.Timeout[int](time.Second, resilience.WithCooperative())
+		p := resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, okFunc)

@@ -74,29 +74,29 @@ func TestTimeout(t *testing.T) {
 			wantElapsed: 10 * time.Millisecond,
 		},
 		{
-			name: "cooperative: fast fn", d: 50 * time.Millisecond, opts: []resilience.TimeoutOption{resilience.WithCooperative()},
+			name: "cooperative: fast fn", d: 50 * time.Millisecond, opts: []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
 			fn: sleeper(10*time.Millisecond, true, 3, nil), want: 3, wantElapsed: 10 * time.Millisecond,
 		},
 		{
 			name: "cooperative: polite fn's error is a timeout", d: 20 * time.Millisecond,
-			opts:    []resilience.TimeoutOption{resilience.WithCooperative()},
+			opts:    []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
 			fn:      sleeper(200*time.Millisecond, true, 1, nil),
 			wantErr: []error{resilience.ErrTimeout, context.DeadlineExceeded}, wantElapsed: 20 * time.Millisecond,
 		},
 		{
 			name: "cooperative: fn ignoring ctx holds the caller", d: 20 * time.Millisecond,
-			opts: []resilience.TimeoutOption{resilience.WithCooperative()},
+			opts: []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
 			fn:   sleeper(200*time.Millisecond, false, 5, nil), want: 5, wantElapsed: 200 * time.Millisecond,
 		},
 		{
 			name: "cooperative: late error keeps fn's error", d: 20 * time.Millisecond,
-			opts:    []resilience.TimeoutOption{resilience.WithCooperative()},
+			opts:    []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
 			fn:      sleeper(200*time.Millisecond, false, 0, io.ErrUnexpectedEOF),
 			wantErr: []error{resilience.ErrTimeout, io.ErrUnexpectedEOF}, wantElapsed: 200 * time.Millisecond,
 		},
 		{
 			name: "cooperative: parent deadline first", d: 50 * time.Millisecond, parent: 10 * time.Millisecond,
-			opts:    []resilience.TimeoutOption{resilience.WithCooperative()},
+			opts:    []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
 			fn:      sleeper(200*time.Millisecond, true, 1, nil),
 			wantErr: []error{context.DeadlineExceeded}, notErr: []error{resilience.ErrTimeout},
 			wantElapsed: 10 * time.Millisecond,
@@ -152,7 +152,7 @@ func TestTimeoutContextGivenToFn(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var opts []resilience.TimeoutOption
 				if coop {
-					opts = append(opts, resilience.WithCooperative())
+					opts = append(opts, resilience.WithTimeoutCooperative())
 				}
 				p := resilience.Timeout[int](time.Second, opts...)
 				start := time.Now()
@@ -185,7 +185,7 @@ func TestTimeoutMockClock(t *testing.T) {
 				mock := clock.NewMock()
 				opts := []resilience.TimeoutOption{resilience.WithClock(mock)}
 				if coop {
-					opts = append(opts, resilience.WithCooperative())
+					opts = append(opts, resilience.WithTimeoutCooperative())
 				}
 				p := resilience.Timeout[int](time.Minute, opts...)
 				var fnDeadline time.Time
@@ -221,7 +221,7 @@ func TestTimeoutParentCancelled(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				var opts []resilience.TimeoutOption
 				if coop {
-					opts = append(opts, resilience.WithCooperative())
+					opts = append(opts, resilience.WithTimeoutCooperative())
 				}
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(5*time.Millisecond, cancel)
@@ -239,7 +239,7 @@ func TestTimeoutPanic(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var opts []resilience.TimeoutOption
 			if coop {
-				opts = append(opts, resilience.WithCooperative())
+				opts = append(opts, resilience.WithTimeoutCooperative())
 			}
 			p := resilience.Timeout[int](time.Hour, opts...)
 			value := errors.New("fn panicked")
@@ -253,12 +253,16 @@ func TestTimeoutPanic(t *testing.T) {
 }
 
 // TestTimeoutLatePanic checks that a panic after the deadline, with no
-// caller left, goes to the hook and nowhere else.
+// caller left, goes to the observer and nowhere else.
 func TestTimeoutLatePanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var late atomic.Pointer[resilience.PanicError]
 		p := resilience.Timeout[int](10*time.Millisecond,
-			resilience.WithLatePanicHandler(func(pe *resilience.PanicError) { late.Store(pe) }))
+			resilience.WithObserver(resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+				if e.Kind == resilience.EventLatePanic {
+					late.Store(e.Panic)
+				}
+			})))
 		_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
 			time.Sleep(time.Second)
 			panic("too late")
@@ -267,7 +271,7 @@ func TestTimeoutLatePanic(t *testing.T) {
 		time.Sleep(time.Second) // fake time: fn panics now
 		synctest.Wait()
 		pe := late.Load()
-		require.NotNil(t, pe, "late panic handler not called")
+		require.NotNil(t, pe, "no EventLatePanic")
 		assert.Equal(t, "too late", pe.Value)
 		assert.Contains(t, string(pe.Stack), "TestTimeoutLatePanic")
 	})
@@ -306,7 +310,7 @@ func TestTimeoutBadOptions(t *testing.T) {
 		{"negative duration", func() { resilience.Timeout[int](-time.Second) }, "resilience: Timeout: duration must not be negative, got -1s"},
 		{"nil option", func() { resilience.Timeout[int](time.Second, nil) }, "resilience: Timeout: option is nil"},
 		{"nil clock", func() { resilience.WithClock(nil) }, "resilience: WithClock: clock is nil"},
-		{"nil late panic handler", func() { resilience.WithLatePanicHandler(nil) }, "resilience: WithLatePanicHandler: handler is nil"},
+		{"nil discard hook", func() { resilience.WithDiscard[int](nil) }, "resilience: WithDiscard: hook is nil"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

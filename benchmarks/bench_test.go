@@ -296,7 +296,7 @@ func BenchmarkTimeout(b *testing.B) {
 		}
 	})
 	b.Run("resilience-cooperative", func(b *testing.B) {
-		p := resilience.Timeout[int](time.Second, resilience.WithCooperative())
+		p := resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, workCtx)
@@ -332,7 +332,7 @@ func composed() []struct {
 			resilience.Guarded[int](resilience.NewBulkhead(64)),
 		)
 	}
-	def, coop := ours(), ours(resilience.WithCooperative())
+	def, coop := ours(), ours(resilience.WithTimeoutCooperative())
 	fs := failsafe.With[int](fstimeout.New[int](time.Second), fsretry.NewWithDefaults[int](),
 		fsbreaker.NewWithDefaults[int](), fsbulkhead.New[int](64))
 	return []struct {
@@ -378,7 +378,7 @@ func BenchmarkBatchPerItem(b *testing.B) {
 	parallelism := max(1, 256/runtime.GOMAXPROCS(0))
 	b.Run("resilience", func(b *testing.B) {
 		bt := resilience.NewBatcher(func(_ context.Context, items []int64) ([]int64, error) { return items, nil },
-			resilience.WithMaxSize(100), resilience.WithMaxWait(time.Millisecond))
+			resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond))
 		defer bt.Close(ctx)
 		b.SetParallelism(parallelism)
 		b.ReportAllocs()

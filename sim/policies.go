@@ -41,7 +41,7 @@ func outagePolicies(p policyParams) []outagePolicy {
 	retry := func(c clock.Clock, b resilience.Backoff, r *rand.Rand, more ...resilience.RetryOption) resilience.Policy[struct{}] {
 		opts := append([]resilience.RetryOption{
 			resilience.WithAttempts(p.Attempts),
-			resilience.WithBackoff(resilience.WithRand(b, r)),
+			resilience.WithBackoff(resilience.UseRand(b, r)),
 			resilience.WithMaxRetryAfter(p.Cap),
 			resilience.WithClock(c),
 		}, more...)
@@ -63,8 +63,8 @@ func outagePolicies(p policyParams) []outagePolicy {
 		}},
 		{"+breaker", func(c clock.Clock, r *rand.Rand, guard func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
 			var g resilience.Guard = resilience.NewBreaker(
-				resilience.WithFailureThreshold(p.BreakerFails),
-				resilience.WithCoolDown(p.BreakerCool),
+				resilience.WithBreakerThreshold(p.BreakerFails),
+				resilience.WithBreakerCoolDown(p.BreakerCool),
 				resilience.WithClock(c))
 			if guard != nil {
 				g = guard(g)

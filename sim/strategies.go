@@ -27,7 +27,7 @@ type backoffParams struct {
 func contentionStrategies(p backoffParams) []contentionStrategy {
 	expo := resilience.Cap(resilience.Exponential(p.Base, 2), p.Cap)
 	strategy := func(name string, b resilience.Backoff) contentionStrategy {
-		return contentionStrategy{name, func(r *rand.Rand) resilience.Backoff { return resilience.WithRand(b, r) }}
+		return contentionStrategy{name, func(r *rand.Rand) resilience.Backoff { return resilience.UseRand(b, r) }}
 	}
 	return []contentionStrategy{
 		strategy("none", resilience.Constant(0)),

@@ -18,7 +18,7 @@ var epoch = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 // until the loop reaches its end, then hands back a timer that has already
 // fired. Nothing sleeps in real time.
 //
-// Waits the simulation cannot model (AfterFunc, tickers, deadlines) and any
+// Waits the simulation cannot model (AfterFunc, tickers) and any
 // wait from outside a task panic: reaching one would mean a component
 // waits in a way the loop would not see, which must not pass unnoticed.
 type virtualClock struct {
@@ -66,8 +66,13 @@ func (virtualClock) AfterFunc(time.Duration, func()) *clock.Timer {
 }
 func (virtualClock) Tick(time.Duration) <-chan time.Time { panic(errWait("Tick")) }
 func (virtualClock) Ticker(time.Duration) *clock.Ticker  { panic(errWait("Ticker")) }
-func (virtualClock) WithDeadline(context.Context, time.Time) (context.Context, context.CancelFunc) {
-	panic(errWait("WithDeadline"))
+// WithDeadline suspends the running task until d in virtual time, then
+// returns a context that has already reached its deadline: the library's
+// retry waits are deadline contexts of its clock, and this is the one wait
+// the simulation models.
+func (c virtualClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	c.wait("WithDeadline", d.Sub(c.Now()))
+	return context.WithDeadline(parent, time.Time{})
 }
 func (virtualClock) WithTimeout(context.Context, time.Duration) (context.Context, context.CancelFunc) {
 	panic(errWait("WithTimeout"))

@@ -19,9 +19,9 @@ func breakerTour(ctx context.Context, w io.Writer) error {
 	d := 2 * time.Millisecond
 	svc := newService(fail(d), fail(d), fail(d), fail(d), ok(d), ok(d), ok(d))
 	breaker := resilience.NewBreaker(
-		resilience.WithFailureThreshold(3),
-		resilience.WithCoolDown(100*time.Millisecond),
-		resilience.WithOnStateChange(func(from, to resilience.BreakerState) {
+		resilience.WithBreakerThreshold(3),
+		resilience.WithBreakerCoolDown(100*time.Millisecond),
+		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
 			fmt.Fprintf(w, "  breaker %s -> %s\n", from, to)
 		}),
 	)

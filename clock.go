@@ -1,0 +1,195 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"time"
+)
+
+// Clock is the time a policy, guard or batcher reads and waits on. Every
+// wait the package makes is a deadline context of the clock's, so a clock
+// needs only these two methods. clock.New() and *clock.Mock of
+// github.com/benbjohnson/clock satisfy it as they are; a fake clock of any
+// other shape is adapted in a few lines (see the package's Testing section).
+//
+// With no clock given, the package reads package time and derives contexts
+// with the context package directly.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// WithDeadline returns a copy of parent that ends no later than d, as
+	// context.WithDeadline does, on this clock's time.
+	WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc)
+}
+
+// Option is an option every constructor of the package accepts:
+// [WithClock], [WithObserver] and [WithName].
+type Option struct{ set func(*common) }
+
+// common is the configuration every constructor shares; each component's
+// configuration embeds it.
+type common struct {
+	clock    Clock // nil: package time
+	observer Observer
+	name     string
+	outcomes bool // the observer asked for an event per call (see OutcomeObserver)
+}
+
+// WithClock makes a policy, guard or batcher use c for every reading of the
+// time and every wait. Tests pass a *clock.Mock of github.com/benbjohnson/clock
+// or a fake clock of their own. By default the real clock is used. It panics
+// if c is nil or a nil pointer.
+func WithClock(c Clock) Option {
+	if isNil(c) {
+		panic("resilience: WithClock: clock is " + nilName(c))
+	}
+	return Option{set: func(o *common) { o.clock = c }}
+}
+
+// nilName describes a nil v for a panic message: "nil", or "a nil
+// *clock.Mock" for a typed nil.
+func nilName(v any) string {
+	if v == nil {
+		return "nil"
+	}
+	return fmt.Sprintf("a nil %T", v)
+}
+
+// isNil reports whether v is nil or holds a nil pointer, map, func, slice,
+// channel or interface: a typed nil that would crash later.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	switch rv := reflect.ValueOf(v); rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Slice, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// now returns the time on the configured clock.
+func (c *common) now() time.Time {
+	if c.clock == nil {
+		return time.Now()
+	}
+	return c.clock.Now()
+}
+
+// since returns the time elapsed since t on the configured clock. On the
+// real clock it is monotonic: a step of the wall clock changes nothing.
+func (c *common) since(t time.Time) time.Duration {
+	if c.clock == nil {
+		return time.Since(t)
+	}
+	return c.clock.Now().Sub(t)
+}
+
+// sleep waits d, and reports false if ctx ended first.
+func (c *common) sleep(ctx context.Context, d time.Duration) bool {
+	if c.clock == nil {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	wctx, cancel := c.clock.WithDeadline(ctx, c.clock.Now().Add(d))
+	defer cancel()
+	<-wctx.Done()
+	return ctx.Err() == nil
+}
+
+// waitCtx returns a context that ends when ctx does or d has passed on the
+// configured clock, for a wait that selects on something else too.
+func (c *common) waitCtx(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if c.clock == nil {
+		return context.WithTimeout(ctx, d)
+	}
+	return c.clock.WithDeadline(ctx, c.clock.Now().Add(d))
+}
+
+// afterFunc calls f in its own goroutine once d has passed, unless the
+// returned stop is called first; stop reports whether it stopped f.
+func (c *common) afterFunc(d time.Duration, f func()) (stop func() bool) {
+	if c.clock == nil {
+		return time.AfterFunc(d, f).Stop
+	}
+	tctx, cancel := c.clock.WithDeadline(context.Background(), c.clock.Now().Add(d))
+	stopF := context.AfterFunc(tctx, func() {
+		if tctx.Err() == context.DeadlineExceeded {
+			f()
+		}
+	})
+	return func() bool {
+		stopped := stopF()
+		cancel()
+		return stopped
+	}
+}
+
+// withTimeout derives from parent a context that ends after d: its Err is
+// context.DeadlineExceeded and its cause (see context.Cause) is cause once
+// the deadline passes, whatever the clock.
+func (c *common) withTimeout(parent context.Context, d time.Duration, cause error) (context.Context, context.CancelFunc) {
+	if c.clock == nil {
+		return context.WithTimeoutCause(parent, d, cause)
+	}
+	return withDeadlineCause(c.clock, parent, c.clock.Now().Add(d), cause)
+}
+
+// withDeadlineCause is context.WithDeadlineCause on an injected clock. The
+// clock's own deadline contexts take no cause, so the deadline is a timer
+// of the clock's that cancels a cause-carrying context: context.Cause finds
+// cause through it, and Err reports context.DeadlineExceeded.
+//
+// A child derived from it with the context package attaches without a
+// goroutine; its Err is context.Canceled rather than DeadlineExceeded, its
+// cause the same.
+func withDeadlineCause(clk Clock, parent context.Context, deadline time.Time, cause error) (context.Context, context.CancelFunc) {
+	inner, cancelInner := context.WithCancelCause(parent)
+	ctx := &clockDeadlineCtx{Context: inner, deadline: deadline, cause: cause}
+	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
+		ctx.deadline = pd
+	}
+	timer, stopTimer := clk.WithDeadline(context.Background(), deadline)
+	stopFire := context.AfterFunc(timer, func() {
+		if timer.Err() == context.DeadlineExceeded {
+			ctx.fired.Store(true)
+			cancelInner(cause)
+		}
+	})
+	return ctx, func() {
+		stopFire()
+		stopTimer()
+		cancelInner(context.Canceled)
+	}
+}
+
+type clockDeadlineCtx struct {
+	context.Context // the cause-carrying inner context
+	deadline        time.Time
+	cause           error
+	fired           atomic.Bool // set before the inner context is cancelled
+}
+
+func (c *clockDeadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Err is context.DeadlineExceeded when the clock's deadline ended the
+// context, and the inner context's error otherwise.
+func (c *clockDeadlineCtx) Err() error {
+	err := c.Context.Err()
+	if err == context.Canceled && c.fired.Load() && context.Cause(c.Context) == c.cause {
+		return context.DeadlineExceeded
+	}
+	return err
+}
+
+func (c *clockDeadlineCtx) String() string {
+	return fmt.Sprintf("resilience.withDeadline(%v)", c.deadline)
+}
