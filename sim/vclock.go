@@ -66,6 +66,7 @@ func (virtualClock) AfterFunc(time.Duration, func()) *clock.Timer {
 }
 func (virtualClock) Tick(time.Duration) <-chan time.Time { panic(errWait("Tick")) }
 func (virtualClock) Ticker(time.Duration) *clock.Ticker  { panic(errWait("Ticker")) }
+
 // WithDeadline suspends the running task until d in virtual time, then
 // returns a context that has already reached its deadline: the library's
 // retry waits are deadline contexts of its clock, and this is the one wait
