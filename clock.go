@@ -19,8 +19,11 @@ import (
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
-	// WithDeadline returns a copy of parent that ends no later than d, as
-	// context.WithDeadline does, on this clock's time.
+	// WithDeadline returns a copy of parent that ends when parent ends, when
+	// its cancel function is called, or when this clock reaches d, as
+	// context.WithDeadline does on the real clock. The package only waits on
+	// its Done channel, so a context.WithCancel that the fake clock's own
+	// timer cancels at d is enough.
 	WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc)
 }
 
@@ -120,16 +123,20 @@ func (c *common) afterFunc(d time.Duration, f func()) (stop func() bool) {
 	if c.clock == nil {
 		return time.AfterFunc(d, f).Stop
 	}
+	// Only the deadline or stop can end tctx; stopped tells them apart
+	// without asking the clock's context for its error.
+	var stopped atomic.Bool
 	tctx, cancel := c.clock.WithDeadline(context.Background(), c.clock.Now().Add(d))
 	stopF := context.AfterFunc(tctx, func() {
-		if tctx.Err() == context.DeadlineExceeded {
+		if !stopped.Load() {
 			f()
 		}
 	})
 	return func() bool {
-		stopped := stopF()
+		stopped.Store(true)
+		ok := stopF()
 		cancel()
-		return stopped
+		return ok
 	}
 }
 
@@ -157,14 +164,16 @@ func withDeadlineCause(clk Clock, parent context.Context, deadline time.Time, ca
 	if pd, ok := parent.Deadline(); ok && pd.Before(deadline) {
 		ctx.deadline = pd
 	}
+	var stopped atomic.Bool
 	timer, stopTimer := clk.WithDeadline(context.Background(), deadline)
 	stopFire := context.AfterFunc(timer, func() {
-		if timer.Err() == context.DeadlineExceeded {
+		if !stopped.Load() {
 			ctx.fired.Store(true)
 			cancelInner(cause)
 		}
 	})
 	return ctx, func() {
+		stopped.Store(true)
 		stopFire()
 		stopTimer()
 		cancelInner(context.Canceled)
