@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -56,5 +57,44 @@ func batchTour(ctx context.Context, w io.Writer) error {
 		fmt.Fprintf(w, "backend call %d: ids %s\n", i+1, c)
 	}
 	fmt.Fprintf(w, "each caller got its own answer: %s\n", strings.Join(results, " "))
+
+	fmt.Fprintln(w, "-- a Loader: lookups by key, each distinct key fetched once a batch; user 4 does not exist")
+	users := map[int]string{1: "ada", 2: "grace", 3: "edsger", 5: "barbara"}
+	fetches := 0
+	loader := resilience.NewLoader(func(_ context.Context, ids []int) (map[int]string, error) {
+		fetches++
+		found := make(map[int]string, len(ids))
+		for _, id := range ids {
+			if name, ok := users[id]; ok {
+				found[id] = name
+			}
+		}
+		return found, nil
+	}, resilience.WithBatchMaxWait(10*time.Millisecond))
+	keys := []int{1, 2, 2, 3, 4, 5}
+	names := make([]string, len(keys))
+	for i, id := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			name, err := loader.Load(ctx, id)
+			switch {
+			case errors.Is(err, resilience.ErrNotFound):
+				names[i] = fmt.Sprintf("user %d: %v", id, err)
+			case err != nil:
+				names[i] = err.Error()
+			default:
+				names[i] = fmt.Sprintf("user %d: %s", id, name)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := loader.Close(ctx); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%d keys, %d backend call\n", len(keys), fetches)
+	for _, n := range names {
+		fmt.Fprintln(w, n)
+	}
 	return nil
 }

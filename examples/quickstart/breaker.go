@@ -27,15 +27,20 @@ func breakerTour(ctx context.Context, w io.Writer) error {
 	)
 	policy := resilience.Guarded[string](breaker)
 	for i := 1; i <= 9; i++ {
+		// A call that finds the breaker half-open is its probe.
+		label := fmt.Sprintf("call %d", i)
+		if breaker.State() == resilience.BreakerHalfOpen {
+			label += " (probe)"
+		}
 		v, err := resilience.Do(ctx, policy, svc.Call)
 		var open *resilience.BreakerOpenError
 		switch {
 		case err == nil:
-			fmt.Fprintf(w, "call %d: %s\n", i, v)
+			fmt.Fprintf(w, "%s: %s\n", label, v)
 		case errors.As(err, &open):
-			fmt.Fprintf(w, "call %d: refused at once, the service is spared (probe in %s)\n", i, open.RetryAfter().Round(10*time.Millisecond))
+			fmt.Fprintf(w, "%s: refused at once, the service is spared (a probe may go in %s)\n", label, open.RetryAfter().Round(10*time.Millisecond))
 		default:
-			fmt.Fprintf(w, "call %d: %v\n", i, err)
+			fmt.Fprintf(w, "%s: %v\n", label, err)
 		}
 		if i == 5 || i == 7 {
 			time.Sleep(110 * time.Millisecond) // let the cool-down pass

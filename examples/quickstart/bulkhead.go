@@ -34,17 +34,18 @@ func bulkheadTour(ctx context.Context, w io.Writer) error {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				arrived := since(start)
 				_, err := resilience.Do(ctx, policy, svc.Call)
 				switch {
 				case err == nil:
-					results[i] = fmt.Sprintf("caller %d: served, done after %s", i+1, since(start))
+					results[i] = fmt.Sprintf("caller %d: arrived at %s, served, done at %s", i+1, arrived, since(start))
 				case errors.Is(err, resilience.ErrBulkheadFull):
-					results[i] = fmt.Sprintf("caller %d: refused after %s: %v", i+1, since(start), err)
+					results[i] = fmt.Sprintf("caller %d: arrived at %s, refused at %s: %v", i+1, arrived, since(start), err)
 				default:
 					results[i] = fmt.Sprintf("caller %d: %v", i+1, err)
 				}
 			}()
-			time.Sleep(5 * time.Millisecond) // callers arrive in order
+			time.Sleep(10 * time.Millisecond) // callers arrive in order
 		}
 		wg.Wait()
 		for _, r := range results {

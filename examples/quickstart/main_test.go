@@ -19,14 +19,22 @@ func TestTour(t *testing.T) {
 		}
 		for _, want := range []string{
 			"call 2: resilience: timeout after 50ms (the service ignored its context and is still running)",
+			"attempt 1: service unavailable; Retry chose a wait of 15ms (full jitter in [0, 20ms])",
 			"call 2: gave up after",
+			"attempt 1: busy, try again in 150ms; Retry waits 150ms",
+			"call: answer after 150ms",
+			"20 calls reached the service 24 times: 20 first attempts and the 4 retries the budget allowed",
 			"breaker closed -> open",
-			"call 4: refused at once, the service is spared (probe in 80ms)",
+			"call 4: refused at once, the service is spared (a probe may go in 80ms)",
+			"call 8 (probe): answer #5",
 			"breaker half-open -> closed",
-			"caller 3: refused after 10ms: resilience: bulkhead full",
-			"caller 5: served, done after 300ms",
+			"caller 3: arrived at 20ms, refused at 20ms: resilience: bulkhead full",
+			"caller 5: arrived at 40ms, served, done at 300ms",
 			"backend call 1: ids [1 2 3 4]",
 			"each caller got its own answer: user-1 user-2",
+			"6 keys, 1 backend call",
+			"user 4: resilience: key 4 not found",
+			"user 3: user-3, in 2 attempt(s); the breaker is closed",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("the tour's output lacks %q; it was:\n%s", want, out.String())

@@ -1,11 +1,12 @@
 // Command table reads the output of go test -bench (several -count runs)
 // and prints a markdown table: the median ns/op, B/op and allocs/op of each
-// library in each row, resilience's speed-up over the best peer, and
-// whether the project's targets for that row are met.
+// library in each row and resilience's speed-up over the best peer; with
+// -targets, whether the project's targets for that row are met.
 package main
 
 import (
 	"bufio"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -209,10 +210,16 @@ func format(v float64) string {
 	return strconv.FormatFloat(v, 'f', 0, 64)
 }
 
-// write prints the summary table and the full one.
-func write(w io.Writer, rows []row) {
-	fmt.Fprintln(w, "| row | resilience ns/op | allocs | best peer | peer ns/op | speed-up | targets |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | --- | ---: | ---: | --- |")
+// write prints the summary table and the full one; withTargets adds to
+// the summary the project's targets for each row, met or missed.
+func write(w io.Writer, rows []row, withTargets bool) {
+	if withTargets {
+		fmt.Fprintln(w, "| row | resilience ns/op | allocs | best peer | peer ns/op | speed-up | targets |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | --- | ---: | ---: | --- |")
+	} else {
+		fmt.Fprintln(w, "| row | resilience ns/op | allocs | best peer | peer ns/op | speed-up |")
+		fmt.Fprintln(w, "| --- | ---: | ---: | --- | ---: | ---: |")
+	}
 	for _, rw := range rows {
 		var best *result
 		for i, r := range rw.results {
@@ -242,7 +249,11 @@ func write(w io.Writer, rows []row) {
 					vs = append(vs, v)
 				}
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed, strings.Join(vs, "; "))
+			if withTargets {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed, strings.Join(vs, "; "))
+			} else {
+				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed)
+			}
 		}
 	}
 	fmt.Fprintln(w)
@@ -256,6 +267,8 @@ func write(w io.Writer, rows []row) {
 }
 
 func main() {
+	withTargets := flag.Bool("targets", false, "add the project's targets, met or missed, to the summary table")
+	flag.Parse()
 	rows, err := parse(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "table:", err)
@@ -265,5 +278,5 @@ func main() {
 		fmt.Fprintln(os.Stderr, "table: no benchmark lines on standard input")
 		os.Exit(1)
 	}
-	write(os.Stdout, rows)
+	write(os.Stdout, rows, *withTargets)
 }

@@ -31,7 +31,7 @@ func TestTable(t *testing.T) {
 		t.Errorf("median of 5, 7, 6 = %v, want 6", got)
 	}
 	var out bytes.Buffer
-	write(&out, rows)
+	write(&out, rows, true)
 	for _, want := range []string{
 		"| RetrySuccess | 6.00 | 0 | retry-go | 5.50 | 0.92× | ≤ 15 ns, 0 allocs, ≥ 10× failsafe-go: met |",
 		"| Timeout | 1000 | 6 | ",
