@@ -109,6 +109,9 @@ const (
 	// EventCallEnded: a call through the component ended (Err, Attempt,
 	// Duration). Only for an [OutcomeObserver] that asked for it.
 	EventCallEnded
+	// EventFallback: a Fallback answers for a failed call (Err, the call's
+	// error).
+	EventFallback
 )
 
 var eventKindNames = [...]string{
@@ -124,6 +127,7 @@ var eventKindNames = [...]string{
 	EventLatePanic:     "late-panic",
 	EventDiscarded:     "discarded",
 	EventCallEnded:     "call-ended",
+	EventFallback:      "fallback",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:

@@ -1,0 +1,127 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+)
+
+// Fallback returns a policy that answers with f when the call fails: f
+// receives the call's context and error, and what f returns is returned.
+// Put it outermost, so that it answers only once the timeout, the retries
+// and the guards within have given up:
+//
+//	Compose(Fallback(cached), Timeout(d), Retry(), Guarded(breaker))
+//
+// By default every error is handed to f except when the caller's own
+// context has ended (the caller has gone; an answer helps nobody); decide
+// otherwise with [WithFallbackIf]. When f fails too, the error is a
+// *[FallbackError] that keeps both errors: errors.Is sees the call's and
+// f's. A panic in fn is not a failure to fall back from: it goes on up.
+//
+// A call that succeeds costs a compare and allocates nothing. Fallback
+// panics if f is nil.
+func Fallback[T any](f func(ctx context.Context, err error) (T, error), opts ...FallbackOption) Policy[T] {
+	if f == nil {
+		panic("resilience: Fallback: fallback function is nil")
+	}
+	var cfg fallbackConfig
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: Fallback: option is nil")
+		}
+		o.applyFallback(&cfg)
+	}
+	return &fallback[T]{fallbackConfig: cfg, f: f}
+}
+
+// FallbackOption configures [Fallback]. [Option] ([WithObserver],
+// [WithName]) is one too.
+type FallbackOption interface {
+	applyFallback(*fallbackConfig)
+}
+
+type fallbackConfig struct {
+	common
+	when func(error) bool
+}
+
+type fallbackOptionFunc func(*fallbackConfig)
+
+func (f fallbackOptionFunc) applyFallback(c *fallbackConfig) { f(c) }
+
+func (o Option) applyFallback(c *fallbackConfig) { o.set(&c.common) }
+
+// WithFallbackIf decides which errors [Fallback] answers for: those for
+// which f returns true; others are returned as they are. f sees every
+// error, the caller's context ending included. By default every error is
+// answered for but the caller's own context ending. It panics if f is nil.
+func WithFallbackIf(f func(err error) bool) FallbackOption {
+	if f == nil {
+		panic("resilience: WithFallbackIf: predicate is nil")
+	}
+	return fallbackOptionFunc(func(c *fallbackConfig) { c.when = f })
+}
+
+// FallbackError is the error of a [Fallback] whose fallback failed too: it
+// keeps the call's error and the fallback's, and errors.Is and errors.As
+// see both.
+type FallbackError struct {
+	// Err is the error of the call the fallback answered for.
+	Err error
+	// FallbackErr is the fallback's own error.
+	FallbackErr error
+}
+
+// Error describes both errors.
+func (e *FallbackError) Error() string {
+	return fmt.Sprintf("resilience: fallback failed: %v (after: %v)", e.FallbackErr, e.Err)
+}
+
+// Unwrap returns the fallback's error and the call's, for errors.Is and
+// errors.As.
+func (e *FallbackError) Unwrap() []error { return []error{e.FallbackErr, e.Err} }
+
+type fallback[T any] struct {
+	fallbackConfig
+	f func(ctx context.Context, err error) (T, error)
+}
+
+func (p *fallback[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: Fallback: fn is nil")
+	}
+	v, err := fn(ctx)
+	if err == nil {
+		return v, nil
+	}
+	return p.answer(ctx, v, err)
+}
+
+func (p *fallback[T]) link(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) {
+		v, err := next(ctx, fn)
+		if err == nil {
+			return v, nil
+		}
+		return p.answer(ctx, v, err)
+	}
+}
+
+// answer decides whether to fall back from err, and does.
+func (p *fallback[T]) answer(ctx context.Context, v T, err error) (T, error) {
+	if p.when != nil {
+		if !p.when(err) {
+			return v, err
+		}
+	} else if ctx.Err() != nil {
+		return v, err // the caller has gone: an answer helps nobody
+	}
+	if p.observer != nil {
+		p.observe(ctx, Event{Kind: EventFallback, Component: "fallback", Err: err})
+	}
+	fv, ferr := p.f(ctx, err)
+	if ferr != nil {
+		return fv, &FallbackError{Err: err, FallbackErr: ferr}
+	}
+	return fv, nil
+}
