@@ -180,7 +180,6 @@ func BenchmarkFallbackSuccess(b *testing.B) {
 	}
 }
 
-
 func BenchmarkFallbackBare(b *testing.B) {
 	fn := func(context.Context) (int, error) { return 1, nil }
 	ctx := context.Background()
