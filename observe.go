@@ -112,6 +112,9 @@ const (
 	// EventFallback: a Fallback answers for a failed call (Err, the call's
 	// error).
 	EventFallback
+	// EventHedge: a Hedge started another attempt (Attempt, from 2; Wait,
+	// the delay it waited for).
+	EventHedge
 )
 
 var eventKindNames = [...]string{
@@ -128,6 +131,7 @@ var eventKindNames = [...]string{
 	EventDiscarded:     "discarded",
 	EventCallEnded:     "call-ended",
 	EventFallback:      "fallback",
+	EventHedge:         "hedge",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:

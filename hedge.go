@@ -1,0 +1,484 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Hedge returns a policy that cuts the tail of a call's latency: when no
+// result has come after a delay, it starts another attempt (a hedge), up to
+// [WithHedgeMax] of them, and the first acceptable result is returned. A
+// success is acceptable, and so is an error not to retry; a retryable error
+// (by default any error, as for [Retry]; see [WithHedgeRetryIf]) lets the
+// other attempts go on, and the call fails with the last error only when
+// every attempt started has failed.
+//
+// The delay follows the 95th percentile of the latencies of recent
+// successful attempts (the last 1,000 to 2,000), within a floor of 1ms and a
+// ceiling of 1s, and is the ceiling until 32 latencies are known;
+// [WithHedgeQuantile] changes these, and [WithHedgeDelay] fixes the delay
+// (0: every attempt at once). The estimate takes no lock.
+//
+// Hedges draw from a retry budget, so that a slow server is never doubled:
+// by default one of the Hedge's own that lets hedges add 10% to the calls,
+// plus one a second; [WithHedgeBudget] shares one with other policies.
+//
+// The losers' contexts are cancelled the moment a winner is chosen; their
+// results, when they come, go to the [WithDiscard] hook, and nothing is
+// left running once they return. The caller does not wait for them, with
+// one exception: the first attempt runs in the caller's goroutine (which
+// makes a call that answers before the delay cost about what a cooperative
+// [Timeout] costs), so a first attempt that ignores its context holds the
+// caller until it returns. Put a [Timeout] in its default mode inside the
+// Hedge to bound every attempt:
+//
+//	Compose(Hedge[T](), Timeout[T](d), Guarded[T](breaker))
+//
+// Outside a Retry, a Hedge's attempts are hedged as a whole; inside it,
+// each retry is. A panic in an attempt reaches the caller if no result has
+// been returned yet; later, it is reported as an [EventLatePanic].
+//
+// Hedge panics if an option is invalid.
+func Hedge[T any](opts ...HedgeOption) Policy[T] {
+	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: Hedge: option is nil")
+		}
+		o.applyHedge(&cfg)
+	}
+	h := &hedge[T]{hedgeConfig: cfg, last: last[T]()}
+	h.discard = discardOf[T]("Hedge", cfg.discard)
+	if !cfg.fixed {
+		h.lat = newLatencies(cfg.quantile, cfg.floor, cfg.ceiling, hedgeWindow)
+	}
+	if h.budget == nil {
+		var opts []RetryBudgetOption
+		if cfg.clock != nil {
+			opts = append(opts, WithClock(cfg.clock))
+		}
+		h.budget = NewRetryBudget(0.1, 1, opts...)
+	}
+	return h
+}
+
+// hedgeWindow is the number of latencies each of the estimate's two
+// histograms holds.
+const hedgeWindow = 1000
+
+// HedgeOption configures [Hedge]. [Option] ([WithClock], [WithObserver],
+// [WithName]) and [WithDiscard] are ones too.
+type HedgeOption interface {
+	applyHedge(*hedgeConfig)
+}
+
+type hedgeConfig struct {
+	common
+	fixed          bool // the delay is set, not estimated
+	delay          time.Duration
+	quantile       float64
+	floor, ceiling time.Duration
+	max            int
+	budget         *RetryBudget
+	retryIf        func(error) bool
+	discard        any // func(T), checked by Hedge[T]
+}
+
+type hedgeOptionFunc func(*hedgeConfig)
+
+func (f hedgeOptionFunc) applyHedge(c *hedgeConfig) { f(c) }
+
+func (o Option) applyHedge(c *hedgeConfig)         { o.set(&c.common) }
+func (o DiscardOption) applyHedge(c *hedgeConfig) { c.discard = o.f }
+
+// WithHedgeDelay fixes the delay after which a [Hedge] starts each further
+// attempt; 0 starts every attempt at once. By default the delay follows a
+// quantile of recent latencies. It panics if d is negative.
+func WithHedgeDelay(d time.Duration) HedgeOption {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: WithHedgeDelay: delay must not be negative, got %v", d))
+	}
+	return hedgeOptionFunc(func(c *hedgeConfig) { c.fixed, c.delay = true, d })
+}
+
+// WithHedgeQuantile makes a [Hedge]'s delay follow the quantile q (0.95:
+// the 95th percentile) of the latencies of recent successful attempts,
+// kept within [floor, ceiling], and the ceiling until 32 latencies are
+// known. The default is (0.95, 1ms, 1s). It panics unless 0 < q < 1 and
+// 0 <= floor <= ceiling.
+func WithHedgeQuantile(q float64, floor, ceiling time.Duration) HedgeOption {
+	if !(q > 0 && q < 1) {
+		panic(fmt.Sprintf("resilience: WithHedgeQuantile: quantile must be in (0, 1), got %v", q))
+	}
+	if floor < 0 || ceiling < floor {
+		panic(fmt.Sprintf("resilience: WithHedgeQuantile: need 0 <= floor <= ceiling, got floor %v, ceiling %v", floor, ceiling))
+	}
+	return hedgeOptionFunc(func(c *hedgeConfig) { c.fixed, c.quantile, c.floor, c.ceiling = false, q, floor, ceiling })
+}
+
+// WithHedgeMax sets how many hedges a [Hedge] may start for one call, on
+// top of the first attempt. The default is 1. It panics unless 1 <= n <= 100.
+func WithHedgeMax(n int) HedgeOption {
+	if n < 1 || n > 100 {
+		panic(fmt.Sprintf("resilience: WithHedgeMax: hedges must be between 1 and 100, got %d", n))
+	}
+	return hedgeOptionFunc(func(c *hedgeConfig) { c.max = n })
+}
+
+// WithHedgeBudget makes a [Hedge]'s hedges draw on b, shared with other
+// policies (a [Retry]'s retries, say): each call deposits, each hedge
+// withdraws, and a hedge the budget refuses is not started. By default a
+// Hedge has a budget of its own: 10% of its calls, plus one a second. It
+// panics if b is nil.
+func WithHedgeBudget(b *RetryBudget) HedgeOption {
+	if b == nil {
+		panic("resilience: WithHedgeBudget: budget is nil")
+	}
+	return hedgeOptionFunc(func(c *hedgeConfig) { c.budget = b })
+}
+
+// WithHedgeRetryIf decides which errors let a [Hedge]'s other attempts go
+// on (f returns true) and which are the call's answer (false). By default
+// every error lets them go on, but a [Permanent] one or one that comes
+// after the caller's context ended. It panics if f is nil.
+func WithHedgeRetryIf(f func(err error) bool) HedgeOption {
+	if f == nil {
+		panic("resilience: WithHedgeRetryIf: predicate is nil")
+	}
+	return hedgeOptionFunc(func(c *hedgeConfig) { c.retryIf = f })
+}
+
+type hedge[T any] struct {
+	hedgeConfig
+	discard func(T)
+	lat     *latencies // nil with a fixed delay
+	runs    sync.Pool  // of *hedgeRun[T] whose timer never fired (real clock)
+	last    chain[T]
+}
+
+func (h *hedge[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: Hedge: fn is nil")
+	}
+	return h.run(ctx, h.last, fn)
+}
+
+func (h *hedge[T]) link(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, next, fn) }
+}
+
+// retryable reports whether err lets the other attempts go on.
+func (h *hedge[T]) retryable(ctx context.Context, err error) bool {
+	if asPermanent(err) != nil || ctx.Err() != nil {
+		return false
+	}
+	return h.retryIf == nil || h.retryIf(err)
+}
+
+func (h *hedge[T]) currentDelay() time.Duration {
+	if h.lat == nil {
+		return h.delay
+	}
+	return h.lat.get()
+}
+
+func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
+	h.budget.deposit()
+	delay := h.currentDelay()
+	actx, cancel := context.WithCancel(ctx)
+	r := h.getRun()
+	r.ctx, r.next, r.fn, r.cancel, r.delay = ctx, next, fn, cancel, delay
+	if delay == 0 {
+		r.fire() // every attempt at once
+	} else {
+		r.arm(delay)
+	}
+	var start time.Time
+	if h.lat != nil {
+		start = h.now()
+	}
+	finished := false
+	defer func() {
+		if !finished { // fn panicked or called runtime.Goexit
+			if r.phase.CompareAndSwap(runAlone, runDone) {
+				r.disarm()
+				cancel()
+			} else {
+				r.state.abandon()
+			}
+		}
+	}()
+	v, err = next(actx, fn)
+	finished = true
+	if err == nil && h.lat != nil {
+		h.lat.record(h.since(start))
+	}
+	if r.phase.CompareAndSwap(runAlone, runDone) {
+		// No hedge was started: the first attempt is the answer.
+		cancel()
+		if r.disarm() {
+			h.putRun(r)
+		}
+		h.ended(ctx, err)
+		return v, err
+	}
+	v, err = r.state.join(v, err)
+	h.ended(ctx, err)
+	return v, err
+}
+
+func (h *hedge[T]) ended(ctx context.Context, err error) {
+	if h.outcomes && h.observer != nil {
+		h.observe(ctx, Event{Kind: EventCallEnded, Component: "hedge", Err: err})
+	}
+}
+
+// The phases of a hedgeRun: whoever moves it out of runAlone decides
+// whether hedging starts.
+const (
+	runAlone   int32 = iota // the first attempt runs, no hedge yet
+	runHedging              // the timer fired first: hedges run
+	runDone                 // the first attempt returned first
+)
+
+// hedgeRun is one call's first attempt and the timer that starts the
+// hedges. With the real clock it is pooled with its timer, and reused as
+// long as the timer never fired.
+type hedgeRun[T any] struct {
+	h     *hedge[T]
+	timer *time.Timer // real clock
+	stop  func() bool // an injected clock's timer
+	phase atomic.Int32
+	state *hedgeState[T] // set by fire before the phase becomes runHedging
+
+	// What fire needs, set before the timer is armed.
+	ctx    context.Context
+	next   chain[T]
+	fn     Func[T]
+	cancel context.CancelFunc // the first attempt's context
+	delay  time.Duration
+}
+
+func (h *hedge[T]) getRun() *hedgeRun[T] {
+	if h.clock == nil {
+		if r, ok := h.runs.Get().(*hedgeRun[T]); ok {
+			return r
+		}
+	}
+	r := &hedgeRun[T]{h: h}
+	if h.clock == nil {
+		r.timer = time.AfterFunc(math.MaxInt64, r.fire)
+		r.timer.Stop()
+	}
+	return r
+}
+
+func (h *hedge[T]) putRun(r *hedgeRun[T]) {
+	if r.timer == nil {
+		return
+	}
+	r.phase.Store(runAlone)
+	r.state, r.ctx, r.next, r.fn, r.cancel = nil, nil, nil, nil, nil
+	h.runs.Put(r)
+}
+
+func (r *hedgeRun[T]) arm(d time.Duration) {
+	if r.timer != nil {
+		r.timer.Reset(d)
+		return
+	}
+	r.stop = r.h.afterFunc(d, r.fire)
+}
+
+// disarm stops the timer and reports whether it stopped it before it fired.
+func (r *hedgeRun[T]) disarm() bool {
+	if r.timer != nil {
+		return r.timer.Stop()
+	}
+	if r.stop != nil {
+		return r.stop()
+	}
+	return false
+}
+
+// fire starts hedging, unless the first attempt has returned.
+func (r *hedgeRun[T]) fire() {
+	s := &hedgeState[T]{h: r.h, ctx: r.ctx, next: r.next, fn: r.fn, delay: r.delay,
+		started: 1, running: 1, cancels: []context.CancelFunc{r.cancel}, done: make(chan struct{})}
+	r.state = s
+	if !r.phase.CompareAndSwap(runAlone, runHedging) {
+		return
+	}
+	if r.delay > 0 {
+		s.launch()
+		return
+	}
+	for range r.h.max {
+		s.launch()
+	}
+}
+
+// hedgeState is a call that hedges: its attempts and who won.
+type hedgeState[T any] struct {
+	h     *hedge[T]
+	ctx   context.Context // the caller's
+	next  chain[T]
+	fn    Func[T]
+	delay time.Duration
+
+	mu       sync.Mutex
+	started  int // attempts started, the first included
+	running  int
+	decided  bool // the answer is chosen; later results are losers'
+	v        T
+	err      error
+	panic    *PanicError
+	cancels  []context.CancelFunc // of each attempt's context
+	stopNext func() bool          // the timer of the next hedge
+	done     chan struct{}        // closed when decided
+}
+
+// launch starts one hedge, if the call is still undecided, the hedges are
+// not all spent and the budget allows, and arms the timer of the next.
+func (s *hedgeState[T]) launch() {
+	h := s.h
+	s.mu.Lock()
+	if s.decided || s.started > h.max {
+		s.mu.Unlock()
+		return
+	}
+	if !h.budget.withdraw() {
+		s.mu.Unlock()
+		if h.observer != nil {
+			h.observe(s.ctx, Event{Kind: EventRefused, Component: "hedge", Attempt: s.started + 1, Err: ErrRetryBudgetExhausted})
+		}
+		return
+	}
+	s.started++
+	n := s.started
+	s.running++
+	actx, cancel := context.WithCancel(s.ctx)
+	s.cancels = append(s.cancels, cancel)
+	if s.delay > 0 && s.started <= h.max {
+		s.stopNext = h.afterFunc(s.delay, s.launch)
+	}
+	s.mu.Unlock()
+	if h.observer != nil {
+		h.observe(s.ctx, Event{Kind: EventHedge, Component: "hedge", Attempt: n, Wait: s.delay})
+	}
+	go s.attempt(actx, n)
+}
+
+// attempt runs hedge n in its own goroutine.
+func (s *hedgeState[T]) attempt(ctx context.Context, n int) {
+	var start time.Time
+	if s.h.lat != nil {
+		start = s.h.now()
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			var zero T
+			s.finish(zero, nil, newPanicError(recover()), n)
+		}
+	}()
+	v, err := s.next(ctx, s.fn)
+	finished = true
+	if err == nil && s.h.lat != nil {
+		s.h.lat.record(s.h.since(start))
+	}
+	s.finish(v, err, nil, n)
+}
+
+// finish takes the outcome of attempt n: the answer if it is acceptable,
+// or the last of all; a loser's if the answer is chosen already.
+func (s *hedgeState[T]) finish(v T, err error, pe *PanicError, n int) {
+	h := s.h
+	s.mu.Lock()
+	s.running--
+	if s.decided {
+		s.mu.Unlock()
+		switch {
+		case pe != nil:
+			if h.observer != nil {
+				h.observe(s.ctx, Event{Kind: EventLatePanic, Component: "hedge", Panic: pe})
+			}
+		case err == nil && h.discard != nil:
+			h.discard(v)
+			if h.observer != nil {
+				h.observe(s.ctx, Event{Kind: EventDiscarded, Component: "hedge"})
+			}
+		}
+		return
+	}
+	if pe == nil && err != nil && h.retryable(s.ctx, err) && s.running > 0 {
+		s.mu.Unlock() // the others go on
+		return
+	}
+	s.v, s.err, s.panic = v, err, pe
+	s.decide()
+	losers := s.cancels
+	s.mu.Unlock()
+	// The winner's context lives until the caller returns.
+	for i, cancel := range losers {
+		if i != n-1 {
+			cancel()
+		}
+	}
+}
+
+// decide closes the call: no further hedge. s.mu is held.
+func (s *hedgeState[T]) decide() {
+	s.decided = true
+	if s.stopNext != nil {
+		s.stopNext()
+	}
+	close(s.done)
+}
+
+// abandon closes a call whose first attempt panicked in the caller's
+// goroutine: the hedges become losers.
+func (s *hedgeState[T]) abandon() {
+	s.mu.Lock()
+	if !s.decided {
+		s.decide()
+	}
+	cancels := s.cancels
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+}
+
+// join hands over the first attempt's outcome and waits for the answer.
+func (s *hedgeState[T]) join(v T, err error) (T, error) {
+	s.finish(v, err, nil, 1)
+	select {
+	case <-s.done:
+	case <-s.ctx.Done():
+		s.mu.Lock()
+		if !s.decided {
+			var zero T
+			s.v, s.err, s.panic = zero, s.ctx.Err(), nil
+			s.decide()
+		}
+		s.mu.Unlock()
+	}
+	s.mu.Lock()
+	v, err, pe, cancels := s.v, s.err, s.panic, s.cancels
+	s.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+	if pe != nil {
+		if pe.Value == errGoexit {
+			return v, pe
+		}
+		panic(pe.Value)
+	}
+	return v, err
+}

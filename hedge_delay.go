@@ -1,0 +1,112 @@
+package resilience
+
+import (
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// latencies estimates a quantile of recent latencies without a lock: each
+// sample adds one to an atomic counter in a histogram of log-linear
+// buckets (four to each power of two, so a bucket is at most a fifth wider
+// than its lower bound), and the quantile is read off the counts. Two
+// histograms take turns, so that the estimate covers the last window to
+// two windows of samples: memory is bounded (two arrays of counters) and
+// old samples drop out.
+//
+// The quantile is worked out again by the sample that ends each stride,
+// and published in an atomic word that every call reads.
+type latencies struct {
+	q        float64
+	floor    time.Duration
+	ceiling  time.Duration
+	window   int64 // samples per histogram
+	minCount int64 // samples needed before the estimate is used
+
+	hist    [2]latencyHist
+	current atomic.Int32 // the histogram samples go to
+	delay   atomic.Int64 // the published estimate, clamped to [floor, ceiling]
+}
+
+type latencyHist struct {
+	count   atomic.Int64
+	buckets [latencyBuckets]atomic.Int64
+}
+
+const (
+	latencySubBits = 2 // four buckets to each power of two
+	latencyBuckets = 64 << latencySubBits
+	latencyStride  = 16 // samples between two estimates
+)
+
+func newLatencies(q float64, floor, ceiling time.Duration, window int) *latencies {
+	l := &latencies{q: q, floor: floor, ceiling: ceiling, window: int64(window), minCount: min(int64(window), 32)}
+	l.delay.Store(int64(ceiling))
+	return l
+}
+
+// bucketOf returns the bucket of a latency of d nanoseconds.
+func bucketOf(d int64) int {
+	if d < 1<<latencySubBits {
+		return int(max(d, 0))
+	}
+	n := bits.Len64(uint64(d)) // d is in [2^(n-1), 2^n)
+	sub := int(d>>(n-1-latencySubBits)) & (1<<latencySubBits - 1)
+	return (n-latencySubBits)<<latencySubBits + sub
+}
+
+// upperOf returns the least latency above every latency of bucket i.
+func upperOf(i int) int64 {
+	if i < 1<<latencySubBits {
+		return int64(i) + 1
+	}
+	n := i>>latencySubBits + latencySubBits // the bucket's values have n bits
+	sub := uint64(i & (1<<latencySubBits - 1))
+	up := uint64(1)<<(n-1) + (sub+1)<<(n-1-latencySubBits)
+	return int64(min(up, uint64(maxDuration)))
+}
+
+// record adds a sample.
+func (l *latencies) record(d time.Duration) {
+	cur := l.current.Load()
+	h := &l.hist[cur]
+	h.buckets[bucketOf(int64(d))].Add(1)
+	n := h.count.Add(1)
+	if n%latencyStride != 0 {
+		return
+	}
+	if n >= l.window && l.current.CompareAndSwap(cur, 1-cur) {
+		// The other histogram, the older, is emptied and takes the samples
+		// from now on; this one stays in the estimate. Samples that raced
+		// into the old one as it is emptied are lost: an estimate can
+		// afford that.
+		old := &l.hist[1-cur]
+		for i := range old.buckets {
+			old.buckets[i].Store(0)
+		}
+		old.count.Store(0)
+	}
+	l.estimate()
+}
+
+// estimate works out the quantile over both histograms and publishes it.
+func (l *latencies) estimate() {
+	total := l.hist[0].count.Load() + l.hist[1].count.Load()
+	if total < l.minCount {
+		return
+	}
+	rank := int64(l.q*float64(total)) + 1 // the sample at or above the quantile
+	var seen int64
+	d := l.ceiling
+	for i := range latencyBuckets {
+		seen += l.hist[0].buckets[i].Load() + l.hist[1].buckets[i].Load()
+		if seen >= rank {
+			d = time.Duration(upperOf(i))
+			break
+		}
+	}
+	l.delay.Store(int64(min(max(d, l.floor), l.ceiling)))
+}
+
+// get returns the published estimate.
+func (l *latencies) get() time.Duration { return time.Duration(l.delay.Load()) }

@@ -1,0 +1,89 @@
+package resilience
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestLatencyBuckets: every latency falls in a bucket whose bounds hold it,
+// buckets are in order, and a bucket is at most a quarter of a power of two
+// wide.
+func TestLatencyBuckets(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	values := []int64{0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 1000, 1 << 40, math.MaxInt64 - 1, math.MaxInt64}
+	for range 10000 {
+		values = append(values, int64(r.Uint64()>>(1+r.IntN(63))))
+	}
+	for _, d := range values {
+		i := bucketOf(d)
+		if i < 0 || i >= latencyBuckets {
+			t.Fatalf("bucketOf(%d) = %d, out of range", d, i)
+		}
+		lo := int64(0)
+		if i > 0 {
+			lo = upperOf(i - 1)
+		}
+		if d < lo || (d >= upperOf(i) && upperOf(i) != math.MaxInt64) {
+			t.Fatalf("bucketOf(%d) = %d, whose bounds are [%d, %d)", d, i, lo, upperOf(i))
+		}
+		if width := upperOf(i) - lo; d >= 8 && float64(width) > float64(lo)/4+1 {
+			t.Fatalf("bucket %d of %d is %d wide from %d", i, d, width, lo)
+		}
+	}
+}
+
+// TestLatenciesQuantile compares the estimate with the exact quantile of
+// the samples, for windows that rotate.
+func TestLatenciesQuantile(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, q := range []float64{0.5, 0.9, 0.95, 0.99} {
+		l := newLatencies(q, 0, time.Hour, 1000)
+		if got := l.get(); got != time.Hour {
+			t.Fatalf("estimate before samples = %v, want the ceiling", got)
+		}
+		var all []time.Duration
+		for range 5000 {
+			d := time.Duration(r.ExpFloat64() * float64(10*time.Millisecond))
+			all = append(all, d)
+			l.record(d)
+		}
+		// The estimate covers the last 1,000 to 2,000 samples.
+		count := l.hist[0].count.Load() + l.hist[1].count.Load()
+		if count < 1000 || count > 2000 {
+			t.Fatalf("samples held = %d, want 1000 to 2000", count)
+		}
+		recent := slices.Clone(all[len(all)-int(count):])
+		slices.Sort(recent)
+		exact := recent[int(q*float64(len(recent)))]
+		got := l.get()
+		if got < exact || float64(got) > float64(exact)*1.3 {
+			t.Errorf("q=%v: estimate %v, exact %v: want within a bucket above", q, got, exact)
+		}
+	}
+}
+
+func TestLatenciesClamp(t *testing.T) {
+	l := newLatencies(0.5, 5*time.Millisecond, 50*time.Millisecond, 1000)
+	for range 31 {
+		l.record(time.Millisecond)
+	}
+	if got := l.get(); got != 50*time.Millisecond {
+		t.Fatalf("estimate with 31 samples = %v, want the ceiling", got)
+	}
+	l.record(time.Millisecond)
+	for range 12 {
+		l.record(time.Millisecond)
+	}
+	if got := l.get(); got != 5*time.Millisecond {
+		t.Fatalf("estimate of 1ms samples = %v, want the floor 5ms", got)
+	}
+	for range 2000 {
+		l.record(time.Second)
+	}
+	if got := l.get(); got != 50*time.Millisecond {
+		t.Fatalf("estimate of 1s samples = %v, want the ceiling 50ms", got)
+	}
+}
