@@ -92,7 +92,7 @@ type hedgeOptionFunc func(*hedgeConfig)
 
 func (f hedgeOptionFunc) applyHedge(c *hedgeConfig) { f(c) }
 
-func (o Option) applyHedge(c *hedgeConfig)         { o.set(&c.common) }
+func (o Option) applyHedge(c *hedgeConfig)        { o.set(&c.common) }
 func (o DiscardOption) applyHedge(c *hedgeConfig) { c.discard = o.f }
 
 // WithHedgeDelay fixes the delay after which a [Hedge] starts each further
