@@ -129,10 +129,15 @@ var eventKindNames = [...]string{
 // String returns the kind's name in lower case, words joined by hyphens:
 // "retry", "give-up", "state-change".
 func (k EventKind) String() string {
-	if int(k) < len(eventKindNames) && eventKindNames[k] != "" {
+	if k.known() {
 		return eventKindNames[k]
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// known reports whether k is one of the kinds above.
+func (k EventKind) known() bool {
+	return int(k) < len(eventKindNames) && eventKindNames[k] != ""
 }
 
 // Event is one thing a component did. Which fields are set depends on the
