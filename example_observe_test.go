@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/faf87a20/resilience"
@@ -14,14 +15,7 @@ import (
 func ExampleNewSlogObserver() {
 	// A text handler on standard output, without the time so that the
 	// output is the same on every run; a program would keep it.
-	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: withoutTime}))
 	o := resilience.NewSlogObserver(logger)
 	logs := resilience.WithObserver(o)
 
@@ -54,4 +48,34 @@ func ExampleNewSlogObserver() {
 	// level=WARN msg=state-change component=breaker name=users-api from=closed to=open
 	// level=WARN msg=give-up component=retry name=users-api attempt=3 error="connection refused" reason="resilience: retries exhausted"
 	// refusals are logged at DEBUG
+}
+
+// withoutTime drops the time from log records, so that examples print the
+// same on every run.
+func withoutTime(groups []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey && len(groups) == 0 {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func ExampleMultiObserver() {
+	var retries atomic.Int64
+	count := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+		if e.Kind == resilience.EventRetry {
+			retries.Add(1)
+		}
+	})
+	logs := resilience.NewSlogObserver(slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{ReplaceAttr: withoutTime})))
+	both := resilience.MultiObserver(logs, count)
+	policy := resilience.Retry[string](resilience.WithObserver(both), resilience.WithName("users-api"))
+	_ = policy
+
+	// A retry, as the policy reports it: logged and counted.
+	both.Observe(context.Background(), resilience.Event{Kind: resilience.EventRetry, Component: "retry", Name: "users-api",
+		Attempt: 1, Err: errors.New("connection refused"), Wait: time.Second})
+	fmt.Println("retries counted:", retries.Load())
+	// Output:
+	// level=INFO msg=retry component=retry name=users-api attempt=1 error="connection refused" wait=1s
+	// retries counted: 1
 }
