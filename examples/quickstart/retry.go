@@ -18,8 +18,9 @@ func retryTour(ctx context.Context, w io.Writer) error {
 	svc := newService(fail(5*time.Millisecond), fail(5*time.Millisecond), ok(5*time.Millisecond),
 		fail(5*time.Millisecond), fail(5*time.Millisecond), fail(5*time.Millisecond), fail(5*time.Millisecond))
 	policy := resilience.Compose(
-		resilience.Timeout[string](time.Second),
+		resilience.Timeout[string](time.Second, logs, resilience.WithName("service")),
 		resilience.Retry[string](
+			logs, resilience.WithName("service"),
 			resilience.WithAttempts(4),
 			resilience.WithBackoff(resilience.FullJitter(resilience.Cap(resilience.Exponential(20*time.Millisecond, 2), 200*time.Millisecond))),
 			resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
