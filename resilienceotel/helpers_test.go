@@ -95,7 +95,7 @@ func (h *harness) metrics(t *testing.T) map[string]float64 {
 func labels(s attribute.Set) string {
 	var kv []string
 	for _, a := range s.ToSlice() {
-		kv = append(kv, strings.TrimPrefix(string(a.Key), "resilience.")+"="+a.Value.Emit())
+		kv = append(kv, strings.TrimPrefix(string(a.Key), "resilience.")+"="+a.Value.String())
 	}
 	return "{" + strings.Join(kv, ",") + "}"
 }
@@ -110,7 +110,7 @@ func (h *harness) events() []string {
 			slices.SortFunc(attrs, func(a, b attribute.KeyValue) int { return strings.Compare(string(a.Key), string(b.Key)) })
 			line := s.Name + ": " + e.Name
 			for _, a := range attrs {
-				line += fmt.Sprintf(" %s=%s", a.Key, a.Value.Emit())
+				line += fmt.Sprintf(" %s=%s", a.Key, a.Value.String())
 			}
 			out = append(out, line)
 		}
