@@ -38,6 +38,7 @@ var (
 // An Observer is safe for concurrent use.
 type Observer struct {
 	cfg    config
+	meter  metric.Meter
 	series seriesCache
 
 	calls       metric.Float64Histogram
@@ -74,8 +75,9 @@ type optionFunc func(*config)
 
 func (f optionFunc) apply(c *config) { f(c) }
 
-// WithMeterProvider records the metrics with mp. The default is the global
-// provider (otel.GetMeterProvider) at the time NewObserver is called.
+// WithMeterProvider records the metrics with mp. The default, and what a
+// nil mp means, is the global provider (otel.GetMeterProvider) at the time
+// NewObserver is called.
 func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
 }
@@ -111,7 +113,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 		cfg.meterProvider = otel.GetMeterProvider()
 	}
 	m := cfg.meterProvider.Meter(ScopeName)
-	o := &Observer{cfg: cfg}
+	o := &Observer{cfg: cfg, meter: m}
 	var errs []error
 	check := func(err error) {
 		if err != nil {
@@ -184,8 +186,7 @@ func (o *Observer) ObserveOutcomes() bool { return o.cfg.outcomes }
 // registration when b is no longer used.
 func (o *Observer) RegisterBulkhead(name string, b *resilience.Bulkhead) (metric.Registration, error) {
 	set := metric.WithAttributeSet(attribute.NewSet(keyComponent.String("bulkhead"), keyName.String(name)))
-	m := o.cfg.meterProvider.Meter(ScopeName)
-	return m.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
+	return o.meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
 		obs.ObserveInt64(o.inUse, int64(b.InUse()), set)
 		obs.ObserveInt64(o.limit, int64(b.Limit()), set)
 		return nil
