@@ -8,16 +8,16 @@ import (
 // SlogObserver is an [Observer] that logs each event through a
 // [*slog.Logger], at a level that depends on the event's kind:
 //
+//	Error  late-panic
 //	Warn   give-up, state-change
 //	Info   retry, timeout
 //	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded
-//	Error  late-panic
 //
 // A retry is news (Info); a give-up or a breaker that changes state needs
 // someone's attention (Warn). Refusals are Debug because they come in floods:
 // an open breaker refuses every call, and the state change that opened it
 // was already logged at Warn. A late panic, which no caller sees, is an
-// Error. Kinds added later log at Info until given a level here.
+// Error. A kind this version does not know logs at Info.
 // [WithSlogLevel] changes the level of a kind, and is the only way to log
 // [EventCallEnded]: without it the observer does not ask for outcomes, and a
 // call that succeeds logs nothing and costs nothing.
@@ -33,7 +33,9 @@ import (
 // the handler's Enabled and allocates nothing. An enabled event allocates
 // nothing of its own either; the handler may.
 //
-// A SlogObserver is safe for concurrent use.
+// A SlogObserver is safe for concurrent use. The zero SlogObserver logs
+// every event at Info through slog.Default(); [NewSlogObserver] gives the
+// levels above.
 type SlogObserver struct {
 	logger   *slog.Logger // nil: slog.Default() at each event
 	levels   [len(eventKindNames)]slog.Level
@@ -100,7 +102,8 @@ func WithSlogLevel(k EventKind, l slog.Level) SlogOption {
 // [EventCallEnded] with [WithSlogLevel].
 func (o *SlogObserver) ObserveOutcomes() bool { return o.outcomes }
 
-// Level returns the level at which the observer logs events of kind k.
+// Level returns the level at which the observer logs events of kind k:
+// Info for a kind it does not know.
 func (o *SlogObserver) Level(k EventKind) slog.Level {
 	if k.known() {
 		return o.levels[k]
