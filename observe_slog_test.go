@@ -107,6 +107,9 @@ func TestSlogObserverLevels(t *testing.T) {
 	assert.Equal(t, slog.LevelInfo, o.Level(resilience.EventKind(0)), "an unknown kind")
 	assert.False(t, o.ObserveOutcomes(), "outcomes asked without a level for call-ended")
 
+	var zero resilience.SlogObserver
+	assert.Equal(t, slog.LevelInfo, zero.Level(resilience.EventGiveUp), "the zero observer's level")
+
 	withOutcomes := resilience.NewSlogObserver(nil, resilience.WithSlogLevel(resilience.EventCallEnded, slog.LevelInfo))
 	assert.True(t, withOutcomes.ObserveOutcomes(), "outcomes not asked with a level for call-ended")
 }
