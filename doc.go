@@ -54,6 +54,21 @@
 // a *[PanicError], release what they hold, and the panic continues with its
 // original value.
 //
+// # Observability
+//
+// Every constructor takes [WithObserver] and [WithName]: the component
+// then reports what it does — retries, give-ups, timeouts, refusals,
+// breaker state changes, waits for a guard, batches sent — to an
+// [Observer] as [Event] values, labelled with its name. A call that
+// succeeds reports nothing, unless the observer is an [OutcomeObserver]
+// that asks for an [EventCallEnded] per call; an event allocates nothing;
+// with no observer nothing is built at all. [SlogObserver]
+// ([NewSlogObserver]) logs events through log/slog, at Warn for give-ups
+// and state changes, Info for retries and timeouts, Debug for refusals and
+// waits; the module github.com/faf87a20/resilience/resilienceotel records
+// them as OpenTelemetry metrics and span events. [MultiObserver] hands
+// events to several observers.
+//
 // # Testing
 //
 // Every wait and every reading of the time goes through a

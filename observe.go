@@ -16,10 +16,17 @@ import (
 // only that call, and an observer may call the component's methods. It must
 // be safe for concurrent use. A panic in Observe goes up through the call
 // that emitted the event, like a panic in fn; the component's own state is
-// already consistent when Observe runs.
+// already consistent when Observe runs. The events of a call nobody waits
+// for any more ([EventLatePanic], and a [Timeout]'s [EventDiscarded]) are
+// emitted in the goroutine that ran fn, after the caller had its answer: a
+// panic in Observe there ends the program, as a panic in any goroutine does.
 //
 // Events are values: receiving one allocates nothing. An observer must
 // ignore kinds it does not know, for new policies add new kinds.
+//
+// [SlogObserver] logs events through log/slog; the module
+// github.com/faf87a20/resilience/resilienceotel records them as
+// OpenTelemetry metrics and span events.
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
@@ -137,10 +144,15 @@ var eventKindNames = [...]string{
 // String returns the kind's name in lower case, words joined by hyphens:
 // "retry", "give-up", "state-change".
 func (k EventKind) String() string {
-	if int(k) < len(eventKindNames) && eventKindNames[k] != "" {
+	if k.known() {
 		return eventKindNames[k]
 	}
 	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// known reports whether k is one of the kinds above.
+func (k EventKind) known() bool {
+	return int(k) < len(eventKindNames) && eventKindNames[k] != ""
 }
 
 // Event is one thing a component did. Which fields are set depends on the

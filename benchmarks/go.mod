@@ -1,6 +1,6 @@
 module github.com/faf87a20/resilience/benchmarks
 
-go 1.25
+go 1.26.0
 
 replace github.com/faf87a20/resilience => ../
 
@@ -9,12 +9,26 @@ require (
 	github.com/cenkalti/backoff/v7 v7.0.3
 	github.com/eapache/go-resiliency v1.7.0
 	github.com/faf87a20/resilience v0.0.0-00010101000000-000000000000
+	github.com/faf87a20/resilience/resilienceotel v0.0.0-00010101000000-000000000000
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/graph-gophers/dataloader/v7 v7.1.0
 	github.com/sony/gobreaker/v2 v2.4.0
+	go.opentelemetry.io/otel/metric v1.47.0
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/sdk/metric v1.47.0
 )
 
 require (
-	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/go-logr/logr v1.4.4 // indirect
+	github.com/go-logr/stdr v1.2.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
+	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
+	go.opentelemetry.io/otel v1.47.0 // indirect
+	go.opentelemetry.io/otel/log v1.47.0 // indirect
+	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
 )
+
+replace github.com/faf87a20/resilience/resilienceotel => ../resilienceotel

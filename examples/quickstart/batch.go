@@ -32,7 +32,7 @@ func batchTour(ctx context.Context, w io.Writer) error {
 		}
 		return out, nil
 	}
-	b := resilience.NewBatcher(lookup, resilience.WithBatchMaxSize(4), resilience.WithBatchMaxWait(20*time.Millisecond))
+	b := resilience.NewBatcher(lookup, logs, resilience.WithName("service"), resilience.WithBatchMaxSize(4), resilience.WithBatchMaxWait(20*time.Millisecond))
 
 	results := make([]string, 10)
 	var wg sync.WaitGroup

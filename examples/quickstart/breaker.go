@@ -19,6 +19,7 @@ func breakerTour(ctx context.Context, w io.Writer) error {
 	d := 2 * time.Millisecond
 	svc := newService(fail(d), fail(d), fail(d), fail(d), ok(d), ok(d), ok(d))
 	breaker := resilience.NewBreaker(
+		logs, resilience.WithName("service"),
 		resilience.WithBreakerThreshold(3),
 		resilience.WithBreakerCoolDown(100*time.Millisecond),
 		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {

@@ -22,8 +22,8 @@ func bulkheadTour(ctx context.Context, w io.Writer) error {
 		about string
 		bh    *resilience.Bulkhead
 	}{
-		{"no waiting: the overflow is refused at once", resilience.NewBulkhead(2)},
-		{"waiting up to 250ms: the overflow queues and is served in turn", resilience.NewBulkhead(2, resilience.WithBulkheadWait(250*time.Millisecond))},
+		{"no waiting: the overflow is refused at once", resilience.NewBulkhead(2, logs, resilience.WithName("service"))},
+		{"waiting up to 250ms: the overflow queues and is served in turn", resilience.NewBulkhead(2, logs, resilience.WithName("service"), resilience.WithBulkheadWait(250*time.Millisecond))},
 	} {
 		fmt.Fprintf(w, "-- %s\n", setup.about)
 		policy := resilience.Guarded[string](setup.bh)

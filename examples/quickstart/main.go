@@ -5,7 +5,8 @@
 //	go run ./examples/quickstart -only timeout
 //
 // Each scenario lives in a file of its own and registers itself with
-// register; main runs them in their order. The service is seeded, so a run
+// register; main runs them in their order. The policies log what they do
+// through log/slog, to the same output. The service is seeded, so a run
 // prints the same story every time (only the measured times may vary).
 package main
 
@@ -14,9 +15,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/faf87a20/resilience"
 )
 
 // scenario is one part of the tour.
@@ -28,6 +32,24 @@ type scenario struct {
 }
 
 var scenarios []scenario
+
+// logs makes a component log what it does through slog, to the tour's
+// output; tour sets it, and the scenarios pass it where they build their
+// policies.
+var logs resilience.Option
+
+// newLogs returns the observer option that logs to w, without the time, so
+// that the tour prints the same story every run.
+func newLogs(w io.Writer) resilience.Option {
+	noTime := func(groups []string, a slog.Attr) slog.Attr {
+		if a.Key == slog.TimeKey && len(groups) == 0 {
+			return slog.Attr{}
+		}
+		return a
+	}
+	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	return resilience.WithObserver(resilience.NewSlogObserver(logger))
+}
 
 // register adds a scenario to the tour; scenario files call it from init.
 func register(s scenario) { scenarios = append(scenarios, s) }
@@ -57,6 +79,7 @@ func sorted() []scenario {
 
 // tour runs the scenarios in order, or only the one named.
 func tour(ctx context.Context, w io.Writer, only string) error {
+	logs = newLogs(w)
 	ran := false
 	for _, s := range sorted() {
 		if only != "" && s.name != only {

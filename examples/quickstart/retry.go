@@ -32,8 +32,9 @@ func retryTour(ctx context.Context, w io.Writer) error {
 		resilience.FullJitter(resilience.Cap(resilience.Exponential(20*time.Millisecond, 2), 200*time.Millisecond)),
 		rand.New(rand.NewPCG(1, 2)))
 	policy := resilience.Compose(
-		resilience.Timeout[string](time.Second),
+		resilience.Timeout[string](time.Second, logs, resilience.WithName("service")),
 		resilience.Retry[string](
+			logs, resilience.WithName("service"),
 			resilience.WithAttempts(4),
 			resilience.WithBackoff(backoff),
 			resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {

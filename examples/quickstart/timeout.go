@@ -16,7 +16,7 @@ func init() {
 
 func timeoutTour(ctx context.Context, w io.Writer) error {
 	svc := newService(ok(10*time.Millisecond), hang(300*time.Millisecond), fail(20*time.Millisecond), ok(20*time.Millisecond))
-	policy := resilience.Timeout[string](50 * time.Millisecond)
+	policy := resilience.Timeout[string](50*time.Millisecond, logs, resilience.WithName("service"))
 
 	for i := 1; i <= 4; i++ {
 		start := time.Now()

@@ -82,7 +82,8 @@ func parse(r io.Reader) ([]row, error) {
 // order is the order rows are printed in, whatever order they ran in;
 // rows it does not name come after, as they came.
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
-	"BreakerOpenRefusal", "Bulkhead", "Timeout", "Composed", "ComposedParallel", "BatchPerItem"}
+	"BreakerOpenRefusal", "Bulkhead", "Timeout", "Composed", "ComposedParallel", "BatchPerItem",
+	"ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -117,7 +118,8 @@ type target struct {
 	minSpeed  float64 // over failsafe-go; 0: none
 	maxOverTo string  // a baseline column the ns must stay within maxOver times of
 	maxOver   float64
-	lib       string // which of our columns; "" is "resilience"
+	maxPlusNs float64 // with maxOverTo: the ns may exceed the column's by at most this; 0: none
+	lib       string  // which of our columns; "" is "resilience"
 	text      string
 }
 
@@ -141,6 +143,15 @@ var targets = map[string][]target{
 		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
 	},
 	"BatchPerItem": {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"ObservedRetrySuccess": {
+		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
+		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},
+		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-otel", text: "otel ≤ unobserved + 5 ns, 0 allocs"},
+	},
+	"ObservedRetryFailFailSucceed": {
+		{maxAllocs: 0, lib: "resilience-counting", text: "counting: 0 allocs"},
+		{maxAllocs: 0, lib: "resilience-slog", text: "slog (disabled): 0 allocs"},
+	},
 }
 
 func find(rw row, lib string) (result, bool) {
@@ -152,13 +163,13 @@ func find(rw row, lib string) (result, bool) {
 	return result{}, false
 }
 
-// verdicts checks a row's targets and says met or missed for each.
-func verdicts(rw row) []string {
+// verdicts checks a row's targets for one of our columns and says met or
+// missed for each.
+func verdicts(rw row, lib string) []string {
 	var out []string
 	for _, t := range targets[rw.name] {
-		lib := t.lib
-		if lib == "" {
-			lib = "resilience"
+		if t.lib == "" && lib != "resilience" || t.lib != "" && t.lib != lib {
+			continue
 		}
 		r, ok := find(rw, lib)
 		if !ok {
@@ -177,7 +188,11 @@ func verdicts(rw row) []string {
 			}
 		}
 		if t.maxOverTo != "" {
-			if base, ok := find(rw, t.maxOverTo); ok && r.ns/base.ns > t.maxOver {
+			base, ok := find(rw, t.maxOverTo)
+			if ok && t.maxOver > 0 && r.ns/base.ns > t.maxOver {
+				met = false
+			}
+			if ok && t.maxPlusNs > 0 && r.ns-base.ns > t.maxPlusNs {
 				met = false
 			}
 		}
@@ -243,12 +258,7 @@ func write(w io.Writer, rows []row, withTargets bool) {
 				peer, peerNs = best.lib, format(best.ns)
 				speed = format(best.ns/r.ns) + "×"
 			}
-			var vs []string
-			for _, v := range verdicts(rw) {
-				if strings.HasPrefix(v, "cooperative") == (r.lib == "resilience-cooperative") {
-					vs = append(vs, v)
-				}
-			}
+			vs := verdicts(rw, r.lib)
 			if withTargets {
 				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed, strings.Join(vs, "; "))
 			} else {

@@ -1,0 +1,47 @@
+package resilience
+
+import (
+	"context"
+	"strconv"
+)
+
+// MultiObserver returns an observer that hands each event to every one of
+// observers, in order, as io.MultiWriter does with writes: a component
+// takes one observer, and this one can log through slog and record metrics
+// at once. It asks for outcomes (see [OutcomeObserver]) when any of
+// observers does, and hands [EventCallEnded] only to those that asked. A
+// panic in one of them stops the event there. It panics if an observer is
+// nil.
+func MultiObserver(observers ...Observer) Observer {
+	m := &multiObserver{all: make([]multiMember, len(observers))}
+	for i, o := range observers {
+		if isNil(o) {
+			panic("resilience: MultiObserver: observer " + strconv.Itoa(i) + " is " + nilName(o))
+		}
+		m.all[i].o = o
+		if oo, ok := o.(OutcomeObserver); ok && oo.ObserveOutcomes() {
+			m.all[i].outcomes, m.outcomes = true, true
+		}
+	}
+	return m
+}
+
+type multiMember struct {
+	o        Observer
+	outcomes bool // it asked for EventCallEnded
+}
+
+type multiObserver struct {
+	all      []multiMember
+	outcomes bool
+}
+
+func (m *multiObserver) ObserveOutcomes() bool { return m.outcomes }
+
+func (m *multiObserver) Observe(ctx context.Context, e Event) {
+	for _, o := range m.all {
+		if e.Kind != EventCallEnded || o.outcomes {
+			o.o.Observe(ctx, e)
+		}
+	}
+}

@@ -1,0 +1,161 @@
+package resilience
+
+import (
+	"context"
+	"log/slog"
+)
+
+// SlogObserver is an [Observer] that logs each event through a
+// [*slog.Logger], at a level that depends on the event's kind:
+//
+//	Error  late-panic
+//	Warn   give-up, state-change
+//	Info   retry, timeout
+//	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded
+//
+// A retry is news (Info); a give-up or a breaker that changes state needs
+// someone's attention (Warn). Refusals are Debug because they come in floods:
+// an open breaker refuses every call, and the state change that opened it
+// was already logged at Warn. A late panic, which no caller sees, is an
+// Error. A kind this version does not know logs at Info.
+// [WithSlogLevel] changes the level of a kind, and is the only way to log
+// [EventCallEnded]: without it the observer does not ask for outcomes, and a
+// call that succeeds logs nothing and costs nothing.
+//
+// The message is the kind's name ("retry", "give-up"); the attributes are the
+// event's fields that the kind sets: component, name (when given), attempt,
+// error, reason, wait (before a retry, or spent waiting for a guard),
+// retry_after (a refusal's hint), timeout, duration, size, from and to (a
+// breaker's states), panic and stack (a late panic).
+//
+// Each event first asks the logger's handler whether its level is enabled,
+// and does nothing more when it is not: a disabled event costs one call to
+// the handler's Enabled and allocates nothing. An enabled event allocates
+// nothing of its own either; the handler may.
+//
+// A SlogObserver is safe for concurrent use. The zero SlogObserver logs
+// every event at Info through slog.Default(); [NewSlogObserver] gives the
+// levels above.
+type SlogObserver struct {
+	logger   *slog.Logger // nil: slog.Default() at each event
+	levels   [len(eventKindNames)]slog.Level
+	outcomes bool
+}
+
+// defaultSlogLevels are the levels of the kinds a SlogObserver knows.
+var defaultSlogLevels = [len(eventKindNames)]slog.Level{
+	EventAttemptFailed: slog.LevelDebug,
+	EventRetry:         slog.LevelInfo,
+	EventGiveUp:        slog.LevelWarn,
+	EventTimeout:       slog.LevelInfo,
+	EventStateChange:   slog.LevelWarn,
+	EventRefused:       slog.LevelDebug,
+	EventWaitStarted:   slog.LevelDebug,
+	EventWaitEnded:     slog.LevelDebug,
+	EventBatchSent:     slog.LevelDebug,
+	EventLatePanic:     slog.LevelError,
+	EventDiscarded:     slog.LevelDebug,
+	EventCallEnded:     slog.LevelDebug,
+}
+
+// NewSlogObserver returns an observer that logs events through logger. A
+// nil logger means [slog.Default], looked up at each event, so that a later
+// slog.SetDefault takes effect. It panics if an option is nil.
+func NewSlogObserver(logger *slog.Logger, opts ...SlogOption) *SlogObserver {
+	o := &SlogObserver{logger: logger, levels: defaultSlogLevels}
+	for _, opt := range opts {
+		if opt == nil {
+			panic("resilience: NewSlogObserver: option is nil")
+		}
+		opt.applySlog(o)
+	}
+	return o
+}
+
+// SlogOption configures [NewSlogObserver].
+type SlogOption interface {
+	applySlog(*SlogObserver)
+}
+
+type slogOptionFunc func(*SlogObserver)
+
+func (f slogOptionFunc) applySlog(o *SlogObserver) { f(o) }
+
+// WithSlogLevel makes a [SlogObserver] log events of kind k at level l.
+// Giving a level for [EventCallEnded] makes the observer an
+// [OutcomeObserver] that asks for an event at the end of every call. To
+// silence a kind, give it a level the logger's handler does not enable. It
+// panics if k is not a kind this version of the package knows.
+func WithSlogLevel(k EventKind, l slog.Level) SlogOption {
+	if !k.known() {
+		panic("resilience: WithSlogLevel: unknown event kind " + k.String())
+	}
+	return slogOptionFunc(func(o *SlogObserver) {
+		o.levels[k] = l
+		if k == EventCallEnded {
+			o.outcomes = true
+		}
+	})
+}
+
+// ObserveOutcomes reports whether the observer was given a level for
+// [EventCallEnded] with [WithSlogLevel].
+func (o *SlogObserver) ObserveOutcomes() bool { return o.outcomes }
+
+// Level returns the level at which the observer logs events of kind k:
+// Info for a kind it does not know.
+func (o *SlogObserver) Level(k EventKind) slog.Level {
+	if k.known() {
+		return o.levels[k]
+	}
+	return slog.LevelInfo
+}
+
+// Observe logs e, if the logger is enabled at e's level.
+func (o *SlogObserver) Observe(ctx context.Context, e Event) {
+	logger := o.logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	level := o.Level(e.Kind)
+	if !logger.Enabled(ctx, level) {
+		return
+	}
+	// Room for the most attributes a kind sets, so that the slice stays
+	// on the stack.
+	var buf [8]slog.Attr
+	attrs := append(buf[:0], slog.String("component", e.Component))
+	if e.Name != "" {
+		attrs = append(attrs, slog.String("name", e.Name))
+	}
+	if e.Attempt > 0 {
+		attrs = append(attrs, slog.Int("attempt", e.Attempt))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, slog.Any("error", e.Err))
+	}
+	if e.Reason != nil {
+		attrs = append(attrs, slog.Any("reason", e.Reason))
+	}
+	switch e.Kind {
+	case EventRetry, EventWaitEnded:
+		attrs = append(attrs, slog.Duration("wait", e.Wait))
+	case EventTimeout:
+		attrs = append(attrs, slog.Duration("timeout", e.Wait))
+	case EventRefused:
+		if e.Wait > 0 {
+			attrs = append(attrs, slog.Duration("retry_after", e.Wait))
+		}
+	case EventStateChange:
+		attrs = append(attrs, slog.String("from", e.From.String()), slog.String("to", e.To.String()))
+	case EventBatchSent:
+		attrs = append(attrs, slog.Int("size", e.Size))
+	}
+	if e.Duration > 0 || e.Kind == EventBatchSent || e.Kind == EventCallEnded {
+		attrs = append(attrs, slog.Duration("duration", e.Duration))
+	}
+	if e.Panic != nil {
+		attrs = append(attrs, slog.Any("panic", e.Panic.Value), slog.String("stack", string(e.Panic.Stack)))
+	}
+	logger.LogAttrs(ctx, level, e.Kind.String(), attrs...)
+}

@@ -1,0 +1,33 @@
+// Package resilienceotel records what the policies, guards and batchers of
+// github.com/faf87a20/resilience do as OpenTelemetry metrics and span
+// events.
+//
+// Build one [Observer] and give it to every component, each with a name:
+//
+//	obs, err := resilienceotel.NewObserver()
+//	if err != nil { ... }
+//	observed := resilience.WithObserver(obs)
+//	users := resilience.Retry[User](observed, resilience.WithName("users-api"))
+//
+// Metrics go to the global meter provider unless [WithMeterProvider] says
+// otherwise. Span events go to the span active in the context of the call
+// an event belongs to: a retry, a give-up, a refusal, a timeout or a breaker
+// state change appears in the trace of the request it happened in.
+//
+// There is no semantic convention for resilience yet. The names follow
+// OpenTelemetry's style: metrics under resilience.*, units in UCUM
+// (s, {call}, {retry}), attributes resilience.component (the kind of
+// component: "retry", "breaker", ...), resilience.name (from
+// resilience.WithName), resilience.outcome and resilience.reason. A retry's
+// span event carries http.request.resend_count, as an HTTP client's resend
+// does. The module's README lists every metric.
+//
+// # Cost
+//
+// A call that succeeds emits no event, and costs nothing more than it would
+// unobserved, unless the Observer was built [WithOutcomes]. Each event costs
+// the measurements it makes and nothing of the Observer's own beyond a map
+// lookup: the attribute sets of each (component, name) are built once, when
+// the pair is first seen, and found again without a lock. Recording with
+// the OpenTelemetry SDK costs a few hundred nanoseconds a measurement.
+package resilienceotel

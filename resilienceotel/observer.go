@@ -1,0 +1,302 @@
+package resilienceotel
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/faf87a20/resilience"
+)
+
+// ScopeName is the instrumentation scope of the meter the observer records
+// with.
+const ScopeName = "github.com/faf87a20/resilience/resilienceotel"
+
+// Bucket boundaries: seconds for durations and waits (from 1ms to 60s),
+// items for batch sizes.
+var (
+	secondsBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60}
+	sizeBuckets    = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}
+)
+
+// Observer is a [resilience.Observer] that records what the library's
+// components do as OpenTelemetry metrics, and adds span events to the span
+// active in the context of the call an event belongs to: each retry (with
+// its error and wait), each give-up, refusal, timeout and breaker state
+// change. The README lists every metric, its unit and its attributes.
+//
+// Give one Observer to every component, each labelled with
+// resilience.WithName: the component's kind and name become the attributes
+// resilience.component and resilience.name. Keep names few and fixed, for
+// every (component, name) pair is a set of series, kept for the life of
+// the Observer.
+//
+// An Observer is safe for concurrent use.
+type Observer struct {
+	cfg    config
+	meter  metric.Meter
+	series seriesCache
+
+	calls       metric.Float64Histogram
+	attempts    metric.Int64Counter
+	retries     metric.Int64Counter
+	retryWait   metric.Float64Histogram
+	giveUps     metric.Int64Counter
+	timeouts    metric.Int64Counter
+	refusals    metric.Int64Counter
+	waiting     metric.Int64UpDownCounter
+	waitTime    metric.Float64Histogram
+	state       metric.Int64Gauge
+	transitions metric.Int64Counter
+	batchSize   metric.Int64Histogram
+	batchTime   metric.Float64Histogram
+	latePanics  metric.Int64Counter
+	discarded   metric.Int64Counter
+	inUse       metric.Int64ObservableUpDownCounter
+	limit       metric.Int64ObservableUpDownCounter
+}
+
+// Option configures [NewObserver].
+type Option interface {
+	apply(*config)
+}
+
+type config struct {
+	meterProvider metric.MeterProvider
+	outcomes      bool
+	spanEvents    bool
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
+
+// WithMeterProvider records the metrics with mp. The default, and what a
+// nil mp means, is the global provider (otel.GetMeterProvider) at the time
+// NewObserver is called.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return optionFunc(func(c *config) { c.meterProvider = mp })
+}
+
+// WithOutcomes makes the Observer ask for an event at the end of every call
+// (see [resilience.OutcomeObserver]), for resilience.call.duration and the
+// successful attempts of resilience.attempts. It costs a measurement per
+// call, successful ones included; without it a call that succeeds costs
+// nothing more than it does unobserved. By default outcomes are not asked.
+func WithOutcomes() Option {
+	return optionFunc(func(c *config) { c.outcomes = true })
+}
+
+// WithSpanEvents says whether to add span events to the span active in an
+// event's context; by default they are added, when the span is recording.
+func WithSpanEvents(on bool) Option {
+	return optionFunc(func(c *config) { c.spanEvents = on })
+}
+
+// NewObserver creates the Observer's instruments with the configured meter
+// provider. It returns the first error the meter reports, with an Observer
+// that is usable nonetheless (the failed instruments record nothing). It
+// panics if an option is nil.
+func NewObserver(opts ...Option) (*Observer, error) {
+	cfg := config{spanEvents: true}
+	for _, opt := range opts {
+		if opt == nil {
+			panic("resilienceotel: NewObserver: option is nil")
+		}
+		opt.apply(&cfg)
+	}
+	if cfg.meterProvider == nil {
+		cfg.meterProvider = otel.GetMeterProvider()
+	}
+	m := cfg.meterProvider.Meter(ScopeName)
+	o := &Observer{cfg: cfg, meter: m}
+	var errs []error
+	check := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	seconds := metric.WithExplicitBucketBoundaries(secondsBuckets...)
+	o.calls, err = m.Float64Histogram("resilience.call.duration", metric.WithUnit("s"), seconds,
+		metric.WithDescription("Duration of calls through a component, by outcome (only with WithOutcomes)."))
+	check(err)
+	o.attempts, err = m.Int64Counter("resilience.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts of a retry, by outcome (successful ones only with WithOutcomes)."))
+	check(err)
+	o.retries, err = m.Int64Counter("resilience.retries", metric.WithUnit("{retry}"),
+		metric.WithDescription("Retries scheduled after a failed attempt."))
+	check(err)
+	o.retryWait, err = m.Float64Histogram("resilience.retry.wait", metric.WithUnit("s"), seconds,
+		metric.WithDescription("Wait before each retry."))
+	check(err)
+	o.giveUps, err = m.Int64Counter("resilience.give_ups", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls a retry gave up on, by reason."))
+	check(err)
+	o.timeouts, err = m.Int64Counter("resilience.timeouts", metric.WithUnit("{timeout}"),
+		metric.WithDescription("Deadlines that passed before the call returned."))
+	check(err)
+	o.refusals, err = m.Int64Counter("resilience.refusals", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls a guard refused, by reason."))
+	check(err)
+	o.waiting, err = m.Int64UpDownCounter("resilience.waiting", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls waiting for a guard (a bulkhead slot, rate limiter tokens)."))
+	check(err)
+	o.waitTime, err = m.Float64Histogram("resilience.wait.duration", metric.WithUnit("s"), seconds,
+		metric.WithDescription("Time calls waited for a guard, by outcome (success: admitted)."))
+	check(err)
+	o.state, err = m.Int64Gauge("resilience.breaker.state", metric.WithUnit("1"),
+		metric.WithDescription("1 for a breaker's current state, 0 for the state it left."))
+	check(err)
+	o.transitions, err = m.Int64Counter("resilience.breaker.transitions", metric.WithUnit("{transition}"),
+		metric.WithDescription("Breaker state changes, by the state entered."))
+	check(err)
+	o.batchSize, err = m.Int64Histogram("resilience.batch.size", metric.WithUnit("{item}"),
+		metric.WithExplicitBucketBoundaries(sizeBuckets...),
+		metric.WithDescription("Items in each batch sent, by outcome."))
+	check(err)
+	o.batchTime, err = m.Float64Histogram("resilience.batch.duration", metric.WithUnit("s"), seconds,
+		metric.WithDescription("Duration of each batch call, by outcome."))
+	check(err)
+	o.latePanics, err = m.Int64Counter("resilience.late_panics", metric.WithUnit("{panic}"),
+		metric.WithDescription("Panics of calls nobody waited for any more."))
+	check(err)
+	o.discarded, err = m.Int64Counter("resilience.discarded", metric.WithUnit("{result}"),
+		metric.WithDescription("Results obtained and not returned, handed to a discard hook."))
+	check(err)
+	o.inUse, err = m.Int64ObservableUpDownCounter("resilience.bulkhead.in_use", metric.WithUnit("{call}"),
+		metric.WithDescription("Slots of a registered bulkhead in use."))
+	check(err)
+	o.limit, err = m.Int64ObservableUpDownCounter("resilience.bulkhead.limit", metric.WithUnit("{call}"),
+		metric.WithDescription("Slots of a registered bulkhead."))
+	check(err)
+	return o, errors.Join(errs...)
+}
+
+// ObserveOutcomes reports whether the Observer was given [WithOutcomes].
+func (o *Observer) ObserveOutcomes() bool { return o.cfg.outcomes }
+
+// RegisterBulkhead reports b's slots in use and its limit, read when the
+// metrics are collected, as resilience.bulkhead.in_use and
+// resilience.bulkhead.limit labelled with name. Unregister the returned
+// registration when b is no longer used.
+func (o *Observer) RegisterBulkhead(name string, b *resilience.Bulkhead) (metric.Registration, error) {
+	set := metric.WithAttributeSet(attribute.NewSet(keyComponent.String("bulkhead"), keyName.String(name)))
+	return o.meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
+		obs.ObserveInt64(o.inUse, int64(b.InUse()), set)
+		obs.ObserveInt64(o.limit, int64(b.Limit()), set)
+		return nil
+	}, o.inUse, o.limit)
+}
+
+// Observe records e. Kinds it does not know are ignored.
+func (o *Observer) Observe(ctx context.Context, e resilience.Event) {
+	switch e.Kind {
+	case resilience.EventAttemptFailed:
+		o.attempts.Add(ctx, 1, o.series.get(e.Component, e.Name).outcomes[outcomeFailure].add...)
+	case resilience.EventRetry:
+		s := o.series.get(e.Component, e.Name)
+		o.retries.Add(ctx, 1, s.base.add...)
+		o.retryWait.Record(ctx, e.Wait.Seconds(), s.base.rec...)
+		o.spanEvent(ctx, s, e)
+	case resilience.EventGiveUp:
+		s := o.series.get(e.Component, e.Name)
+		o.giveUps.Add(ctx, 1, s.reasons[reasonOf(e.Reason)].add...)
+		o.spanEvent(ctx, s, e)
+	case resilience.EventTimeout:
+		s := o.series.get(e.Component, e.Name)
+		o.timeouts.Add(ctx, 1, s.base.add...)
+		o.spanEvent(ctx, s, e)
+	case resilience.EventRefused:
+		s := o.series.get(e.Component, e.Name)
+		o.refusals.Add(ctx, 1, s.reasons[reasonOf(e.Err)].add...)
+		o.spanEvent(ctx, s, e)
+	case resilience.EventStateChange:
+		if e.From > resilience.BreakerHalfOpen || e.To > resilience.BreakerHalfOpen {
+			return
+		}
+		s := o.series.get(e.Component, e.Name)
+		o.state.Record(ctx, 0, s.states[e.From].rec...)
+		o.state.Record(ctx, 1, s.states[e.To].rec...)
+		o.transitions.Add(ctx, 1, s.states[e.To].add...)
+		o.spanEvent(ctx, s, e)
+	case resilience.EventWaitStarted:
+		o.waiting.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
+	case resilience.EventWaitEnded:
+		s := o.series.get(e.Component, e.Name)
+		o.waiting.Add(ctx, -1, s.base.add...)
+		o.waitTime.Record(ctx, e.Wait.Seconds(), s.outcomes[outcomeOf(e.Err)].rec...)
+	case resilience.EventBatchSent:
+		s := o.series.get(e.Component, e.Name).outcomes[outcomeOf(e.Err)]
+		o.batchSize.Record(ctx, int64(e.Size), s.rec...)
+		o.batchTime.Record(ctx, e.Duration.Seconds(), s.rec...)
+	case resilience.EventLatePanic:
+		o.latePanics.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
+	case resilience.EventDiscarded:
+		o.discarded.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
+	case resilience.EventCallEnded:
+		s := o.series.get(e.Component, e.Name)
+		out := outcomeOf(e.Err)
+		o.calls.Record(ctx, e.Duration.Seconds(), s.outcomes[out].rec...)
+		if out == outcomeSuccess && e.Attempt > 0 {
+			o.attempts.Add(ctx, 1, s.outcomes[outcomeSuccess].add...)
+		}
+	}
+}
+
+// Span event names and the attribute keys only they carry.
+const (
+	keyAttempt     = attribute.Key("resilience.attempt")
+	keyResend      = attribute.Key("http.request.resend_count")
+	keyWait        = attribute.Key("resilience.retry.wait")
+	keyRetryAfter  = attribute.Key("resilience.retry_after")
+	keyTimeout     = attribute.Key("resilience.timeout")
+	keyFrom        = attribute.Key("resilience.breaker.from")
+	keyTo          = attribute.Key("resilience.breaker.to")
+	keyErrorMsg    = attribute.Key("error.message")
+	maxSpanAttribs = 7
+)
+
+// spanEvent adds e to the span in ctx, if it is recording.
+func (o *Observer) spanEvent(ctx context.Context, s *series, e resilience.Event) {
+	if !o.cfg.spanEvents {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
+	attrs := make([]attribute.KeyValue, 0, maxSpanAttribs)
+	attrs = append(attrs, s.attrs[:]...)
+	var name string
+	switch e.Kind {
+	case resilience.EventRetry:
+		name = "resilience.retry"
+		// The attempt that failed was the n-th; the one to come is the
+		// n-th resend, in the terms of HTTP's semantic conventions.
+		attrs = append(attrs, keyAttempt.Int(e.Attempt), keyResend.Int(e.Attempt), keyWait.Float64(e.Wait.Seconds()))
+	case resilience.EventGiveUp:
+		name = "resilience.give_up"
+		attrs = append(attrs, keyAttempt.Int(e.Attempt), keyReason.String(reasonNames[reasonOf(e.Reason)]))
+	case resilience.EventRefused:
+		name = "resilience.refused"
+		attrs = append(attrs, keyReason.String(reasonNames[reasonOf(e.Err)]))
+		if e.Wait > 0 {
+			attrs = append(attrs, keyRetryAfter.Float64(e.Wait.Seconds()))
+		}
+	case resilience.EventTimeout:
+		name = "resilience.timeout"
+		attrs = append(attrs, keyTimeout.Float64(e.Wait.Seconds()))
+	case resilience.EventStateChange:
+		name = "resilience.breaker.state_change"
+		attrs = append(attrs, keyFrom.String(stateName(e.From)), keyTo.String(stateName(e.To)))
+	}
+	if e.Err != nil {
+		attrs = append(attrs, keyErrorMsg.String(e.Err.Error()))
+	}
+	span.AddEvent(name, trace.WithAttributes(attrs...))
+}
