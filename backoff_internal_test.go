@@ -47,7 +47,7 @@ func TestJitterSpreadIsExact(t *testing.T) {
 	inner := Cap(Exponential(time.Millisecond, 3), time.Minute)
 	plain := &capped{b: Exponential(time.Millisecond, 3), max: time.Minute}
 	for _, kind := range []jitterKind{jitterFull, jitterEqual, jitterSymmetric, jitterUpward} {
-		fast := newJitter(inner, kind, 0.3)
+		fast := newJitter("test", inner, kind, 0.3)
 		slow := &jitter{b: plain, kind: kind, f: 0.3}
 		if fast.spread == nil || slow.spread != nil {
 			t.Fatalf("kind %d: spread %v and %v", kind, fast.spread != nil, slow.spread != nil)
