@@ -3,6 +3,9 @@ package resilience
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,5 +64,54 @@ func TestJitterSpreadIsExact(t *testing.T) {
 				t.Errorf("kind %d: Delay(%d) = %v, %v; want %v, %v", kind, n, d, ok, wd, wok)
 			}
 		}
+	}
+}
+
+// TestBackoffTablesAreLazy checks, in a fresh run of the test binary with
+// nothing else run, that starting the package built no backoff table:
+// SmoothJitter's steps and KubernetesBackoff's waits are computed by their
+// first use, Fibonacci's numbers are part of the program's data. The child
+// runs under GODEBUG=inittrace=1, and its line for this package is logged.
+func TestBackoffTablesAreLazy(t *testing.T) {
+	if os.Getenv("RESILIENCE_LAZY_CHILD") == "1" {
+		if smoothTable != nil {
+			t.Error("SmoothJitter's table was built when the package started")
+		}
+		for i := range kubeTables {
+			if kubeTables[i].Load() != nil {
+				t.Fatal("a KubernetesBackoff table was built when the package started")
+			}
+		}
+		if fibonacci[92] != 7540113804746346429 || fibonacci[1] != 1 {
+			t.Error("Fibonacci's numbers are not in the program's data")
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBackoffTablesAreLazy$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "RESILIENCE_LAZY_CHILD=1", "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child run: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.HasPrefix(line, "init github.com/faf87a20/resilience ") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+}
+
+// TestFibonacciTable checks the written-out numbers against their
+// recurrence.
+func TestFibonacciTable(t *testing.T) {
+	if fibonacci[0] != 0 || fibonacci[1] != 1 || fibonacci[2] != 1 {
+		t.Fatalf("fibonacci starts %v", fibonacci[:3])
+	}
+	for i := 3; i < len(fibonacci); i++ {
+		if fibonacci[i] != fibonacci[i-1]+fibonacci[i-2] {
+			t.Fatalf("fibonacci[%d] = %d, want %d", i, fibonacci[i], fibonacci[i-1]+fibonacci[i-2])
+		}
+	}
+	if fibonacci[len(fibonacci)-1] <= math.MaxInt64-fibonacci[len(fibonacci)-2] {
+		t.Fatal("the table holds every Fibonacci number that fits in an int64")
 	}
 }
