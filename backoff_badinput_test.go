@@ -91,7 +91,9 @@ func TestBackoffBadInputRefused(t *testing.T) {
 			resilience.Repeat(nil, resilience.Constant(ms), func(context.Context) {}) //nolint:staticcheck
 		}, "resilience: Repeat: ctx is nil"},
 		{"Repeat f nil", func() { resilience.Repeat(context.Background(), resilience.Constant(ms), nil) }, "resilience: Repeat: f is nil"},
-		{"Repeat nil option", func() { resilience.Repeat(context.Background(), resilience.Constant(ms), func(context.Context) {}, nil) }, "resilience: Repeat: option is nil"},
+		{"Repeat nil option", func() {
+			resilience.Repeat(context.Background(), resilience.Constant(ms), func(context.Context) {}, nil)
+		}, "resilience: Repeat: option is nil"},
 		{"WithRepeatPanicHandler nil", func() { resilience.WithRepeatPanicHandler(nil) }, "resilience: WithRepeatPanicHandler: handler is nil"},
 		{"BackoffFunc nil called", func() { resilience.BackoffFunc(nil).Delay(1, 0) }, "resilience: BackoffFunc.Delay: the function is nil"},
 	}
