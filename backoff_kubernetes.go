@@ -174,10 +174,7 @@ func (t *kubeTable) wait(n int) time.Duration {
 var kubeTables [256]atomic.Pointer[kubeTable]
 
 func kubeTableOf(key kubeKey) *kubeTable {
-	h := uint64(key.d)*0x9e3779b97f4a7c15 ^ math.Float64bits(key.f)*0xc2b2ae3d27d4eb4f ^
-		uint64(key.steps)*0x165667b19e3779f9 ^ uint64(key.cap)*0xd6e8feb86659fd93
-	h ^= h >> 31
-	h *= 0xbf58476d1ce4e5b9
+	h := (uint64(key.d) ^ math.Float64bits(key.f)>>20 ^ uint64(key.steps)<<13 ^ uint64(key.cap)<<7) * 0x9e3779b97f4a7c15
 	slot := &kubeTables[h>>56]
 	if t := slot.Load(); t != nil && t.key == key {
 		return t
