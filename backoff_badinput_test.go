@@ -88,7 +88,7 @@ func TestBackoffBadInputRefused(t *testing.T) {
 		{"WithCursorIdleReset negative", func() { resilience.WithCursorIdleReset(-1) }, "resilience: WithCursorIdleReset: d must not be negative, got -1ns"},
 		{"Repeat ctx nil", func() {
 			//lint:ignore SA1012 a nil ctx is what this test passes
-			resilience.Repeat(nil, resilience.Constant(ms), func(context.Context) {}) //nolint:staticcheck
+			resilience.Repeat(nil, resilience.Constant(ms), func(context.Context) {})
 		}, "resilience: Repeat: ctx is nil"},
 		{"Repeat f nil", func() { resilience.Repeat(context.Background(), resilience.Constant(ms), nil) }, "resilience: Repeat: f is nil"},
 		{"Repeat nil option", func() {
