@@ -115,3 +115,24 @@ func TestFibonacciTable(t *testing.T) {
 		t.Fatal("the table holds every Fibonacci number that fits in an int64")
 	}
 }
+
+// TestKubeTableMatchesWalk checks the two ways KubernetesBackoff finds a
+// wait, its table and the walk it falls back on when the cache has no room,
+// against each other, inside the table and past it.
+func TestKubeTableMatchesWalk(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 3, 10, time.Millisecond, 1<<53 + 1, math.MaxInt64} {
+		for _, f := range []float64{0, 0.5, 1, 1.0000001, 1.1, 1.5, 2, 1e9} {
+			for _, steps := range []int{-1, 0, 1, 5, 63, 64, 65, 100, math.MaxInt} {
+				for _, c := range []time.Duration{0, 7, time.Second, math.MaxInt64} {
+					key := kubeKey{d, f, steps, c}
+					tab := newKubeTable(key)
+					for n := 1; n <= 200; n++ {
+						if got, want := tab.wait(n), key.walk(d, steps, n-1); got != want {
+							t.Fatalf("%+v: table gives %v for retry %d, the walk %v", key, got, n, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}

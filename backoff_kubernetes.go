@@ -3,6 +3,7 @@ package resilience
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 	"time"
 )
@@ -71,7 +72,7 @@ func (k *KubernetesBackoff) base(n int) time.Duration {
 	if k.Steps < 1 || k.Factor == 0 || k.Duration == 0 || n <= 1 {
 		return k.Duration
 	}
-	return kubeTableOf(kubeKey{k.Duration, k.Factor, k.Steps, k.Cap}).wait(n)
+	return kubeWait(kubeKey{k.Duration, k.Factor, k.Steps, k.Cap}, n)
 }
 
 // invalid returns what is wrong with k's fields, or "" when nothing is.
@@ -156,9 +157,14 @@ func (t *kubeTable) wait(n int) time.Duration {
 	if t.settled {
 		return t.d
 	}
-	d, left := t.d, t.left
-	for i := len(t.waits); i < k; i++ {
-		next, nleft := kubeStep(d, left, t.key.f, t.key.cap)
+	return t.key.walk(t.d, t.left, k-len(t.waits))
+}
+
+// walk returns the duration after taking up to k more Steps from duration
+// d with left steps left, stopping as soon as it no longer changes.
+func (key kubeKey) walk(d time.Duration, left, k int) time.Duration {
+	for range k {
+		next, nleft := kubeStep(d, left, key.f, key.cap)
 		if nleft < 1 || next == d {
 			return next
 		}
@@ -167,19 +173,32 @@ func (t *kubeTable) wait(n int) time.Duration {
 	return d
 }
 
-// kubeTables caches the tables of recently used KubernetesBackoff values,
-// one per slot, chosen by a hash of the parameters. It is empty until the
-// first KubernetesBackoff grows, so it costs nothing when the package
-// starts; two values that share a slot only cost a rebuild now and then.
+// kubeTables caches the tables of the KubernetesBackoff values in use, in
+// slots chosen by a hash of their parameters. It is empty until the first
+// KubernetesBackoff grows, so it costs nothing when the package starts. A
+// table is kept once made and never evicted, so values that find both of
+// their slots taken walk their steps on each Delay instead, without
+// allocating; the cache holds at most len(kubeTables) tables of about
+// 600 bytes.
 var kubeTables [256]atomic.Pointer[kubeTable]
 
-func kubeTableOf(key kubeKey) *kubeTable {
-	h := (uint64(key.d) ^ math.Float64bits(key.f)>>20 ^ uint64(key.steps)<<13 ^ uint64(key.cap)<<7) * 0x9e3779b97f4a7c15
-	slot := &kubeTables[h>>56]
-	if t := slot.Load(); t != nil && t.key == key {
-		return t
+// kubeWait returns Duration after n-1 Steps for the parameters of key.
+func kubeWait(key kubeKey, n int) time.Duration {
+	h := uint64(key.d) ^ bits.RotateLeft64(math.Float64bits(key.f), 17) ^
+		uint64(key.steps)*0xc2b2ae3d27d4eb4f ^ uint64(key.cap)*0x165667b19e3779f9
+	h *= 0x9e3779b97f4a7c15
+	i := h >> 56
+	for probe := range uint64(2) {
+		slot := &kubeTables[(i+probe)%uint64(len(kubeTables))]
+		t := slot.Load()
+		if t == nil {
+			if t = newKubeTable(key); !slot.CompareAndSwap(nil, t) {
+				t = slot.Load() // taken meanwhile, perhaps by the same key
+			}
+		}
+		if t.key == key {
+			return t.wait(n)
+		}
 	}
-	t := newKubeTable(key)
-	slot.Store(t)
-	return t
+	return key.walk(key.d, key.steps, n-1)
 }
