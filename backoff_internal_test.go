@@ -136,3 +136,30 @@ func TestKubeTableMatchesWalk(t *testing.T) {
 		}
 	}
 }
+
+// TestKubeCacheFull: with every slot of the cache taken by other values, a
+// KubernetesBackoff walks its steps, allocating nothing and evicting
+// nothing.
+func TestKubeCacheFull(t *testing.T) {
+	var saved [len(kubeTables)]*kubeTable
+	other := newKubeTable(kubeKey{d: 1, f: 7, steps: 7, cap: 7})
+	for i := range kubeTables {
+		saved[i] = kubeTables[i].Swap(other)
+	}
+	defer func() {
+		for i := range kubeTables {
+			kubeTables[i].Store(saved[i])
+		}
+	}()
+	k := KubernetesBackoff{Duration: 10 * time.Millisecond, Factor: 1.5, Steps: 20, Cap: time.Hour}
+	var d time.Duration
+	allocs := testing.AllocsPerRun(100, func() { d, _ = k.Delay(11, 0) })
+	if allocs != 0 || d != 576650389 {
+		t.Errorf("Delay(11) = %v with %v allocations, want 576.650389ms and none", d, allocs)
+	}
+	for i := range kubeTables {
+		if kubeTables[i].Load() != other {
+			t.Fatalf("slot %d was evicted", i)
+		}
+	}
+}
