@@ -67,8 +67,9 @@ func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return &l 
 // b must stop for good once it stops, at a retry that depends on n alone,
 // as every backoff of this package does; HoldLast finds that retry the
 // first time b stops, by bisection, and remembers it. Combine HoldLast with
-// a context deadline or WithMaxElapsed to bound the whole. It panics if b
-// is nil.
+// a context deadline or WithMaxElapsed to bound the whole. It is safe for
+// concurrent use. It panics if b is nil (a nil interface, or a nil pointer
+// or function in one).
 func HoldLast(b Backoff) Backoff {
 	checkBackoff("HoldLast", b)
 	return tabulate(&holdLast{b: b}, b)
