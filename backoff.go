@@ -74,23 +74,18 @@ func checkDuration(fn, name string, d time.Duration) {
 const maxDuration = time.Duration(math.MaxInt64)
 
 // scale returns d·f truncated to whole nanoseconds, saturated to [0,
-// maxDuration]; d and f are not negative. It is exact where float64 is: a
-// factor of 1 returns d itself, and 0 times anything (+Inf included) is 0.
+// maxDuration]; d and f are not negative. 0 times anything, +Inf included,
+// is 0. Past 2^53 ns float64 rounds d: callers that must return d itself
+// for a factor of 1 do so before calling.
 func scale(d time.Duration, f float64) time.Duration {
-	if d <= 0 {
-		return 0
-	}
-	if f == 1 {
-		return d
-	}
 	x := float64(d) * f
 	switch {
-	case x != x || x >= float64(maxDuration): // NaN or too large
+	case x >= float64(maxDuration):
 		return maxDuration
-	case x <= 0:
-		return 0
+	case x > 0:
+		return time.Duration(x)
 	}
-	return time.Duration(x)
+	return 0 // also for NaN, 0·∞
 }
 
 // add returns a+b, saturated at maxDuration; both are non-negative.
@@ -171,6 +166,9 @@ func Exponential(initial time.Duration, factor float64) Backoff {
 	if !(factor >= 1) || math.IsInf(factor, 0) {
 		panic(fmt.Sprintf("resilience: Exponential: factor must be a finite number >= 1, got %v", factor))
 	}
+	if factor == 1 {
+		return &constant{initial}
+	}
 	e := &exponential{initial: initial, factor: factor}
 	for i := range e.powers {
 		e.powers[i] = pow(factor, i)
@@ -190,6 +188,9 @@ type exponential struct {
 func (e *exponential) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	k := max(n, 1) - 1
 	if k < len(e.powers) {
+		if k == 0 { // initial itself, which float64 may not hold
+			return e.initial, true
+		}
 		return scale(e.initial, e.powers[k]), true
 	}
 	return scale(e.initial, pow(e.factor, k)), true
