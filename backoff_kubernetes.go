@@ -184,9 +184,8 @@ var kubeTables [256]atomic.Pointer[kubeTable]
 
 // kubeWait returns Duration after n-1 Steps for the parameters of key.
 func kubeWait(key kubeKey, n int) time.Duration {
-	h := uint64(key.d) ^ bits.RotateLeft64(math.Float64bits(key.f), 17) ^
-		uint64(key.steps)*0xc2b2ae3d27d4eb4f ^ uint64(key.cap)*0x165667b19e3779f9
-	h *= 0x9e3779b97f4a7c15
+	h := (uint64(key.d) ^ bits.RotateLeft64(math.Float64bits(key.f), 17) ^
+		bits.RotateLeft64(uint64(key.steps), 40) ^ bits.RotateLeft64(uint64(key.cap), 23)) * 0x9e3779b97f4a7c15
 	i := h >> 56
 	for probe := range uint64(2) {
 		slot := &kubeTables[(i+probe)%uint64(len(kubeTables))]
