@@ -13,8 +13,9 @@ import (
 // Reset, Attempt) and, with [WithCursorIdleReset], Kubernetes'
 // ExponentialBackoffManager. A Cursor is safe for concurrent use.
 type Cursor struct {
-	b    Backoff
-	idle time.Duration
+	b       Backoff
+	idle    time.Duration
+	idleSet bool // WithCursorIdleReset was given
 	common
 
 	mu   sync.Mutex
@@ -23,11 +24,10 @@ type Cursor struct {
 	last time.Time // when Next last returned
 }
 
-// NewCursor returns a cursor at the start of b. It panics if b is nil.
+// NewCursor returns a cursor at the start of b. It panics if b is nil (a
+// nil interface, or a nil pointer or function in one) or an option is nil.
 func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
-	if b == nil {
-		panic("resilience: NewCursor: backoff is nil")
-	}
+	checkBackoff("NewCursor", b)
 	c := &Cursor{b: b}
 	for _, o := range opts {
 		if o == nil {
@@ -49,13 +49,16 @@ func (f cursorOptionFunc) applyCursor(c *Cursor) { f(c) }
 
 func (o Option) applyCursor(c *Cursor) { o.set(&c.common) }
 
-// WithCursorIdleReset makes a cursor start over when more than d has passed since
-// Next last returned: after a quiet period the next wait is the first one
-// again. By default a cursor never resets by itself. It panics if d is
-// negative.
+// WithCursorIdleReset makes a cursor start over when more than d has passed
+// since Next was last called: after a quiet period the next wait is the
+// first one again, as with Kubernetes' ExponentialBackoffManager and its
+// reset duration. With d = 0 the cursor starts over after any pause at all,
+// as that manager does with a reset of 0; only calls at the same instant of
+// the clock go on down the backoff. Without this option a cursor never
+// resets by itself. It panics if d is negative.
 func WithCursorIdleReset(d time.Duration) CursorOption {
 	checkDuration("WithCursorIdleReset", "d", d)
-	return cursorOptionFunc(func(c *Cursor) { c.idle = d })
+	return cursorOptionFunc(func(c *Cursor) { c.idle, c.idleSet = d, true })
 }
 
 // Next returns the wait before the next retry and advances the cursor. ok
@@ -64,11 +67,12 @@ func WithCursorIdleReset(d time.Duration) CursorOption {
 func (c *Cursor) Next() (d time.Duration, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.idle > 0 && c.n > 0 {
+	if c.idleSet {
 		now := c.now()
-		if now.Sub(c.last) > c.idle {
+		if c.n > 0 && now.Sub(c.last) > c.idle {
 			c.n, c.prev = 0, 0
 		}
+		c.last = now
 	}
 	d, ok = c.b.Delay(c.n+1, c.prev)
 	if !ok {
@@ -76,9 +80,6 @@ func (c *Cursor) Next() (d time.Duration, ok bool) {
 	}
 	c.n++
 	c.prev = d
-	if c.idle > 0 {
-		c.last = c.now()
-	}
 	return d, true
 }
 
@@ -98,12 +99,15 @@ func (c *Cursor) Attempt() int {
 }
 
 // Delays returns the waits of b in order, ending when b makes no further
-// retry; for a backoff that never ends, the loop must break by itself.
+// retry; for a backoff that never ends, the loop must break by itself. It
+// panics if b is nil (a nil interface, or a nil pointer or function in
+// one).
 //
 //	for d := range resilience.Delays(resilience.MaxRetries(resilience.Exponential(time.Second, 2), 5)) {
 //		…
 //	}
 func Delays(b Backoff) iter.Seq[time.Duration] {
+	checkBackoff("Delays", b)
 	return func(yield func(time.Duration) bool) {
 		var prev time.Duration
 		for n := 1; n > 0; n++ { // n > 0 stops at overflow
@@ -126,9 +130,16 @@ func Delays(b Backoff) iter.Seq[time.Duration] {
 // A panic in f goes up through Repeat and ends it, unless
 // [WithRepeatPanicHandler] is given: then the panic is recovered, handed to
 // the handler as a *[PanicError], and Repeat goes on with its schedule.
+//
+// It panics if ctx, b (a nil interface, or a nil pointer or function in
+// one), f or an option is nil.
 func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ...RepeatOption) {
-	if b == nil || f == nil {
-		panic("resilience: Repeat: backoff and f must not be nil")
+	if ctx == nil {
+		panic("resilience: Repeat: ctx is nil")
+	}
+	checkBackoff("Repeat", b)
+	if f == nil {
+		panic("resilience: Repeat: f is nil")
 	}
 	var cfg repeatConfig
 	for _, o := range opts {

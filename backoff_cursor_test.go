@@ -2,8 +2,6 @@ package resilience_test
 
 import (
 	"context"
-	"math"
-	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -16,49 +14,6 @@ import (
 
 	"github.com/faf87a20/resilience"
 )
-
-// FuzzBackoff checks that no strategy or decorator returns a negative wait,
-// whatever n, factor, cap and jitter.
-func FuzzBackoff(f *testing.F) {
-	f.Add(1, int64(time.Millisecond), 2.0, int64(time.Second), 0.5, uint64(1))
-	f.Add(math.MaxInt, int64(math.MaxInt64), 1e9, int64(math.MaxInt64), 1.0, uint64(7))
-	f.Add(64, int64(1), 1.0000001, int64(0), 0.0, uint64(3))
-	f.Fuzz(func(t *testing.T, n int, initial int64, factor float64, capD int64, frac float64, seed uint64) {
-		if n < 1 || initial < 0 || capD < 0 || !(factor >= 1 && factor <= 1e9) || !(frac >= 0 && frac <= 1) {
-			t.Skip()
-		}
-		d0, c := time.Duration(initial), time.Duration(capD)
-		exp := resilience.Exponential(d0, factor)
-		strategies := []resilience.Backoff{
-			exp,
-			resilience.Linear(d0, d0),
-			resilience.Fibonacci(d0),
-			resilience.Cap(exp, c),
-			resilience.FullJitter(exp),
-			resilience.EqualJitter(exp),
-			resilience.SymmetricJitter(exp, frac),
-			resilience.UpwardJitter(exp, frac),
-			resilience.Cap(resilience.UpwardJitter(exp, frac), c),
-			resilience.DecorrelatedJitter(min(d0, c), c),
-			resilience.SmoothJitter(d0),
-			resilience.KubernetesBackoff{Duration: d0, Factor: factor, Jitter: frac, Steps: n, Cap: c},
-			resilience.Jpillora(d0, c, factor, true),
-			resilience.Celery(d0, c, true),
-			resilience.Ethernet(d0),
-		}
-		r := rand.New(rand.NewPCG(seed, seed))
-		for i, b := range strategies {
-			b = resilience.UseRand(b, r)
-			d, ok := b.Delay(n, d0)
-			if ok && d < 0 {
-				t.Fatalf("strategy %d: Delay(%d) = %v, want >= 0", i, n, d)
-			}
-		}
-		if d, _ := resilience.Cap(resilience.UpwardJitter(exp, frac), c).Delay(n, 0); d > c {
-			t.Fatalf("Cap: Delay(%d) = %v, beyond the cap %v", n, d, c)
-		}
-	})
-}
 
 func TestCursor(t *testing.T) {
 	c := resilience.NewCursor(resilience.MaxRetries(resilience.Exponential(10*ms, 2), 3))
@@ -102,6 +57,54 @@ func TestCursorIdleReset(t *testing.T) {
 		require.True(t, ok)
 		assert.Equal(t, s.want, d, "step %d", i)
 	}
+}
+
+// TestCursorIdleResetZero: with a reset of 0 the cursor starts over after
+// any pause, as Kubernetes' ExponentialBackoffManager does with a reset
+// duration of 0; calls at the same instant go on down the backoff. Without
+// the option it never resets.
+func TestCursorIdleResetZero(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []resilience.CursorOption
+		want []time.Duration // one wait per step below
+	}{
+		{"reset 0", []resilience.CursorOption{resilience.WithCursorIdleReset(0)}, []time.Duration{time.Second, 2 * time.Second, time.Second, time.Second, 2 * time.Second, time.Second}},
+		{"no reset", nil, []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second}},
+	}
+	advances := []time.Duration{0, 0, 1, time.Hour, 0, time.Nanosecond}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			mock := clock.NewMock()
+			c := resilience.NewCursor(resilience.Exponential(time.Second, 2), append(tc.opts, resilience.WithClock(mock))...)
+			for i, adv := range advances {
+				mock.Add(adv)
+				d, ok := c.Next()
+				require.True(t, ok)
+				assert.Equal(t, tc.want[i], d, "step %d", i)
+			}
+		})
+	}
+}
+
+// TestCursorIdleResetAfterStop: a cursor whose backoff has stopped starts
+// over after a quiet period since its last call, stopped or not.
+func TestCursorIdleResetAfterStop(t *testing.T) {
+	mock := clock.NewMock()
+	c := resilience.NewCursor(resilience.Schedule(time.Second), resilience.WithCursorIdleReset(time.Minute), resilience.WithClock(mock))
+	d, ok := c.Next()
+	assert.True(t, ok)
+	assert.Equal(t, time.Second, d)
+	mock.Add(50 * time.Second)
+	_, ok = c.Next()
+	assert.False(t, ok, "stopped")
+	mock.Add(50 * time.Second) // 100s since the first call, 50s since the last
+	_, ok = c.Next()
+	assert.False(t, ok, "still stopped: the last call was 50s ago")
+	mock.Add(time.Minute + 1)
+	d, ok = c.Next()
+	assert.True(t, ok, "started over")
+	assert.Equal(t, time.Second, d)
 }
 
 func TestCursorConcurrent(t *testing.T) {

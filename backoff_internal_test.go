@@ -3,6 +3,9 @@ package resilience
 import (
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,7 +50,7 @@ func TestJitterSpreadIsExact(t *testing.T) {
 	inner := Cap(Exponential(time.Millisecond, 3), time.Minute)
 	plain := &capped{b: Exponential(time.Millisecond, 3), max: time.Minute}
 	for _, kind := range []jitterKind{jitterFull, jitterEqual, jitterSymmetric, jitterUpward} {
-		fast := newJitter(inner, kind, 0.3)
+		fast := newJitter("test", inner, kind, 0.3)
 		slow := &jitter{b: plain, kind: kind, f: 0.3}
 		if fast.spread == nil || slow.spread != nil {
 			t.Fatalf("kind %d: spread %v and %v", kind, fast.spread != nil, slow.spread != nil)
@@ -60,6 +63,103 @@ func TestJitterSpreadIsExact(t *testing.T) {
 			if d != wd || ok != wok {
 				t.Errorf("kind %d: Delay(%d) = %v, %v; want %v, %v", kind, n, d, ok, wd, wok)
 			}
+		}
+	}
+}
+
+// TestBackoffTablesAreLazy checks, in a fresh run of the test binary with
+// nothing else run, that starting the package built no backoff table:
+// SmoothJitter's steps and KubernetesBackoff's waits are computed by their
+// first use, Fibonacci's numbers are part of the program's data. The child
+// runs under GODEBUG=inittrace=1, and its line for this package is logged.
+func TestBackoffTablesAreLazy(t *testing.T) {
+	if os.Getenv("RESILIENCE_LAZY_CHILD") == "1" {
+		if smoothTable != nil {
+			t.Error("SmoothJitter's table was built when the package started")
+		}
+		for i := range kubeTables {
+			if kubeTables[i].Load() != nil {
+				t.Fatal("a KubernetesBackoff table was built when the package started")
+			}
+		}
+		if fibonacci[92] != 7540113804746346429 || fibonacci[1] != 1 {
+			t.Error("Fibonacci's numbers are not in the program's data")
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBackoffTablesAreLazy$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "RESILIENCE_LAZY_CHILD=1", "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child run: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.HasPrefix(line, "init github.com/faf87a20/resilience ") {
+			t.Log(strings.TrimSpace(line))
+		}
+	}
+}
+
+// TestFibonacciTable checks the written-out numbers against their
+// recurrence.
+func TestFibonacciTable(t *testing.T) {
+	if fibonacci[0] != 0 || fibonacci[1] != 1 || fibonacci[2] != 1 {
+		t.Fatalf("fibonacci starts %v", fibonacci[:3])
+	}
+	for i := 3; i < len(fibonacci); i++ {
+		if fibonacci[i] != fibonacci[i-1]+fibonacci[i-2] {
+			t.Fatalf("fibonacci[%d] = %d, want %d", i, fibonacci[i], fibonacci[i-1]+fibonacci[i-2])
+		}
+	}
+	if fibonacci[len(fibonacci)-1] <= math.MaxInt64-fibonacci[len(fibonacci)-2] {
+		t.Fatal("the table holds every Fibonacci number that fits in an int64")
+	}
+}
+
+// TestKubeTableMatchesWalk checks the two ways KubernetesBackoff finds a
+// wait, its table and the walk it falls back on when the cache has no room,
+// against each other, inside the table and past it.
+func TestKubeTableMatchesWalk(t *testing.T) {
+	for _, d := range []time.Duration{0, 1, 3, 10, time.Millisecond, 1<<53 + 1, math.MaxInt64} {
+		for _, f := range []float64{0, 0.5, 1, 1.0000001, 1.1, 1.5, 2, 1e9} {
+			for _, steps := range []int{-1, 0, 1, 5, 63, 64, 65, 100, math.MaxInt} {
+				for _, c := range []time.Duration{0, 7, time.Second, math.MaxInt64} {
+					key := kubeKey{d, f, steps, c}
+					tab := newKubeTable(key)
+					for n := 1; n <= 200; n++ {
+						if got, want := tab.wait(n), key.walk(d, steps, n-1); got != want {
+							t.Fatalf("%+v: table gives %v for retry %d, the walk %v", key, got, n, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestKubeCacheFull: with every slot of the cache taken by other values, a
+// KubernetesBackoff walks its steps, allocating nothing and evicting
+// nothing.
+func TestKubeCacheFull(t *testing.T) {
+	var saved [len(kubeTables)]*kubeTable
+	other := newKubeTable(kubeKey{d: 1, f: 7, steps: 7, cap: 7})
+	for i := range kubeTables {
+		saved[i] = kubeTables[i].Swap(other)
+	}
+	defer func() {
+		for i := range kubeTables {
+			kubeTables[i].Store(saved[i])
+		}
+	}()
+	k := KubernetesBackoff{Duration: 10 * time.Millisecond, Factor: 1.5, Steps: 20, Cap: time.Hour}
+	var d time.Duration
+	allocs := testing.AllocsPerRun(100, func() { d, _ = k.Delay(11, 0) })
+	if allocs != 0 || d != 576650389 {
+		t.Errorf("Delay(11) = %v with %v allocations, want 576.650389ms and none", d, allocs)
+	}
+	for i := range kubeTables {
+		if kubeTables[i].Load() != other {
+			t.Fatalf("slot %d was evicted", i)
 		}
 	}
 }

@@ -6,61 +6,6 @@ import (
 	"time"
 )
 
-// KubernetesBackoff reproduces Kubernetes' wait.Backoff and the waits its
-// Step method returns, one per retry:
-//
-//   - while Steps last, each Step returns Duration and then multiplies it by
-//     Factor (a Factor of 0 keeps it as it is);
-//   - when the grown Duration passes Cap (if Cap > 0) it becomes Cap and the
-//     steps end at once;
-//   - once the steps are spent, every Step returns the last Duration: with
-//     {1s, ×2, Steps 10, Cap 5s} the waits are 1s, 2s, 4s, 5s, 5s, …, and
-//     with {1s, ×2, Steps 3} they are 1s, 2s, 4s, 8s, 8s, …;
-//   - Jitter > 0 adds up to Jitter·d on top (upward, as wait.Jitter does), so
-//     like the original a jittered wait may pass Cap; wrap it in [Cap] for a
-//     hard bound.
-//
-// Unlike wait.Jitter, a Jitter of 0 means no jitter (Kubernetes treats a
-// factor of 0 passed to wait.Jitter as 1). It never stops retrying; combine
-// it with [MaxRetries] for that. The zero value waits 0 every time.
-type KubernetesBackoff struct {
-	Duration time.Duration
-	Factor   float64
-	Jitter   float64
-	Steps    int
-	Cap      time.Duration
-
-	src source
-}
-
-// Delay returns the wait Step would return on its n-th call.
-func (k KubernetesBackoff) Delay(n int, _ time.Duration) (time.Duration, bool) {
-	d := k.base(n)
-	if k.Jitter > 0 { // [d, d + Jitter·d)
-		d += k.src.below(uint64(scale(d, 1+k.Jitter) - d))
-	}
-	return d, true
-}
-
-// base is the wait before jitter: Duration grown k-1 times, where k is n
-// while steps last and Steps+1 after.
-func (k *KubernetesBackoff) base(n int) time.Duration {
-	if k.Steps < 1 || k.Factor == 0 || k.Duration <= 0 {
-		return max(k.Duration, 0)
-	}
-	grown := min(max(n, 1)-1, k.Steps)
-	if grown == 0 {
-		return k.Duration
-	}
-	d := scale(k.Duration, pow(k.Factor, grown))
-	if k.Cap > 0 && d > k.Cap {
-		return k.Cap
-	}
-	return d
-}
-
-func (k KubernetesBackoff) withRand(r Rand) Backoff { k.src = source{r}; return k }
-
 // Jpillora reproduces github.com/jpillora/backoff: retry n waits
 // min·factor^(n-1), clamped to [min, max]; with jitter, a uniform time in
 // [min, d) instead. Zero arguments take that library's defaults: min
@@ -106,29 +51,24 @@ func (j *jpillora) Delay(n int, _ time.Duration) (time.Duration, bool) {
 func (j jpillora) withRand(r Rand) Backoff { j.src = source{r}; return &j }
 
 // Celery reproduces Celery's exponential retry countdown: retry n waits
-// factor·2^(n-1), at most maximum; with fullJitter, a uniform whole number
-// of seconds in [0, that] instead, as Celery's retry_jitter does. It panics
-// if factor or maximum is negative.
+// factor·2^(n-1), at most maximum (so a maximum of 0 makes every wait 0);
+// with fullJitter, a uniform whole number of seconds in [0, that] instead,
+// as Celery's retry_jitter does. It panics if factor or maximum is
+// negative.
 func Celery(factor, maximum time.Duration, fullJitter bool) Backoff {
 	checkDuration("Celery", "factor", factor)
 	checkDuration("Celery", "maximum", maximum)
-	return &celery{factor: factor, maximum: maximum, jitter: fullJitter}
+	return &celery{doubling: doubling{initial: factor, limit: maximum}, jitter: fullJitter}
 }
 
 type celery struct {
-	factor, maximum time.Duration
-	jitter          bool
-	src             source
+	doubling
+	jitter bool
+	src    source
 }
 
-func (c *celery) Delay(n int, _ time.Duration) (time.Duration, bool) {
-	var d time.Duration // factor·2^(n-1), saturated
-	if k := max(n, 1) - 1; k < 63 {
-		d = times(c.factor, 1<<k)
-	} else if c.factor > 0 {
-		d = maxDuration
-	}
-	d = min(d, c.maximum)
+func (c *celery) Delay(n int, prev time.Duration) (time.Duration, bool) {
+	d, _ := c.doubling.Delay(n, prev)
 	if c.jitter {
 		d = time.Duration(c.src.int64n(int64(d/time.Second)+1)) * time.Second
 	}
@@ -136,6 +76,13 @@ func (c *celery) Delay(n int, _ time.Duration) (time.Duration, bool) {
 }
 
 func (c celery) withRand(r Rand) Backoff { c.src = source{r}; return &c }
+
+// doubling waits initial·2^(n-1), at most limit, computed in integers.
+type doubling struct{ initial, limit time.Duration }
+
+func (d *doubling) Delay(n int, _ time.Duration) (time.Duration, bool) {
+	return min(doubled(d.initial, max(n, 1)-1), d.limit), true
+}
 
 // Ethernet is the binary exponential backoff of IEEE 802.3: after c
 // collisions, wait a uniform whole number of slot times in [0, 2^c − 1],
@@ -168,36 +115,40 @@ func GRPC() Backoff {
 	return SymmetricJitter(Cap(Exponential(time.Second, 1.6), 120*time.Second), 0.2)
 }
 
-// ConstantSchedule returns go-resiliency's ConstantBackoff as a [Schedule]:
-// n retries, each after d.
+// The go-resiliency schedules below build no slice of waits: n retries of
+// the wait, then none, so any n from 0 to the largest int costs the same
+// small table. Wrap one in [HoldLast] for go-resiliency's infinite retry.
+
+// ConstantSchedule returns go-resiliency's ConstantBackoff: n retries, each
+// after d, then no more. It panics if n or d is negative.
 func ConstantSchedule(n int, d time.Duration) Backoff {
-	return Schedule(scheduleOf("ConstantSchedule", n, func(int) time.Duration { return d })...)
+	checkCount("ConstantSchedule", n)
+	checkDuration("ConstantSchedule", "d", d)
+	return limitedTo(&constant{d}, n)
 }
 
-// ExponentialSchedule returns go-resiliency's ExponentialBackoff as a
-// [Schedule]: n retries, waiting initial, 2·initial, 4·initial, ….
+// ExponentialSchedule returns go-resiliency's ExponentialBackoff: n retries,
+// waiting initial, 2·initial, 4·initial, … (saturating at the largest
+// Duration where go-resiliency's doubling overflows), then no more. It
+// panics if n or initial is negative.
 func ExponentialSchedule(n int, initial time.Duration) Backoff {
-	return Schedule(scheduleOf("ExponentialSchedule", n, func(i int) time.Duration {
-		return scale(initial, pow(2, i))
-	})...)
+	checkCount("ExponentialSchedule", n)
+	checkDuration("ExponentialSchedule", "initial", initial)
+	return limitedTo(&doubling{initial: initial, limit: maxDuration}, n)
 }
 
 // LimitedExponentialSchedule returns go-resiliency's
-// LimitedExponentialBackoff as a [Schedule]: as [ExponentialSchedule], no
-// wait longer than limit.
+// LimitedExponentialBackoff: as [ExponentialSchedule], no wait longer than
+// limit. It panics if n, initial or limit is negative.
 func LimitedExponentialSchedule(n int, initial, limit time.Duration) Backoff {
-	return Schedule(scheduleOf("LimitedExponentialSchedule", n, func(i int) time.Duration {
-		return min(scale(initial, pow(2, i)), limit)
-	})...)
+	checkCount("LimitedExponentialSchedule", n)
+	checkDuration("LimitedExponentialSchedule", "initial", initial)
+	checkDuration("LimitedExponentialSchedule", "limit", limit)
+	return limitedTo(&doubling{initial: initial, limit: limit}, n)
 }
 
-func scheduleOf(fn string, n int, wait func(i int) time.Duration) []time.Duration {
+func checkCount(fn string, n int) {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: %s: n must not be negative, got %d", fn, n))
 	}
-	waits := make([]time.Duration, n)
-	for i := range waits {
-		waits[i] = wait(i)
-	}
-	return waits
 }

@@ -214,29 +214,3 @@ func TestBackoffSaturates(t *testing.T) {
 		})
 	}
 }
-
-func TestBackoffBadArguments(t *testing.T) {
-	tests := []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"constant negative", func() { resilience.Constant(-1) }, "resilience: Constant: d must not be negative, got -1ns"},
-		{"exponential factor below 1", func() { resilience.Exponential(ms, 0.5) }, "resilience: Exponential: factor must be a finite number >= 1, got 0.5"},
-		{"exponential factor NaN", func() { resilience.Exponential(ms, math.NaN()) }, "resilience: Exponential: factor must be a finite number >= 1, got NaN"},
-		{"exponential factor Inf", func() { resilience.Exponential(ms, math.Inf(1)) }, "resilience: Exponential: factor must be a finite number >= 1, got +Inf"},
-		{"random max below min", func() { resilience.Random(2*ms, ms) }, "resilience: Random: max must not be less than min, got min 2ms, max 1ms"},
-		{"symmetric jitter above 1", func() { resilience.SymmetricJitter(resilience.Constant(ms), 1.5) }, "resilience: SymmetricJitter: jitter fraction must be in [0, 1], got 1.5"},
-		{"upward jitter negative", func() { resilience.UpwardJitter(resilience.Constant(ms), -0.1) }, "resilience: UpwardJitter: jitter fraction must be in [0, 1.7976931348623157e+308], got -0.1"},
-		{"decorrelated max below base", func() { resilience.DecorrelatedJitter(ms, 0) }, "resilience: DecorrelatedJitter: max must not be less than base, got base 1ms, max 0s"},
-		{"max retries negative", func() { resilience.MaxRetries(resilience.Constant(ms), -1) }, "resilience: MaxRetries: n must not be negative, got -1"},
-		{"schedule negative wait", func() { resilience.Schedule(ms, -ms) }, "resilience: Schedule: wait must not be negative, got -1ms"},
-		{"jpillora factor", func() { resilience.Jpillora(0, 0, 0.5, false) }, "resilience: Jpillora: factor must be 0 (default 2) or a finite number >= 1, got 0.5"},
-		{"with rand nil", func() { resilience.UseRand(resilience.Constant(ms), nil) }, "resilience: UseRand: rand is nil"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.PanicsWithValue(t, tc.want, tc.f)
-		})
-	}
-}

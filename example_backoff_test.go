@@ -58,6 +58,15 @@ func ExampleCap() {
 	// Output: [1s 2s 4s 5s 5s]
 }
 
+func ExampleHoldLast() {
+	// go-resiliency's infinite retry: the schedule's last wait, for ever.
+	show(resilience.HoldLast(resilience.Schedule(time.Second, 5*time.Second, 30*time.Second)), 6)
+	show(resilience.HoldLast(resilience.ExponentialSchedule(3, 100*time.Millisecond)), 5)
+	// Output:
+	// [1s 5s 30s 30s 30s 30s]
+	// [100ms 200ms 400ms 400ms 400ms]
+}
+
 func ExampleMaxRetries() {
 	show(resilience.MaxRetries(resilience.Constant(time.Second), 2), 10)
 	// Output: [1s 1s]
