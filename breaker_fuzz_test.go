@@ -170,7 +170,10 @@ func FuzzBreaker(f *testing.F) {
 	f.Add(uint16(3), []byte{2, 2, 2, 1, 0, 10, 3, 3, 3, 4, 4, 1})
 	f.Add(uint16(3), []byte{6, 6, 6, 0, 20, 3, 5, 0, 20, 3, 3, 4, 4})
 	f.Add(uint16(3), []byte{2, 3, 2, 2, 0, 10, 3, 3, 3, 5, 4, 1, 2})
-	f.Add(uint16(5*0+4+1*5+15*4+120*2+960*1), []byte{2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}) // threshold 5 and a window: not consecutive
+	// The default threshold beside a window: five failures that are not
+	// consecutive do not open it.
+	f.Add(uint16(2874), []byte{2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}) // the last 8 calls
+	f.Add(uint16(2009), []byte{2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}) // the last 2s
 	f.Add(uint16(0+2*5+120*2+960*1), []byte{2, 0, 3, 2, 0, 3, 1, 0, 3, 2, 2, 2, 0, 30, 1, 1})
 	f.Add(uint16(2+1*5+15*3+2880), []byte{2, 0, 4, 2, 0, 6, 2, 1, 2, 2})
 	f.Fuzz(func(t *testing.T, config uint16, ops []byte) {
