@@ -22,7 +22,7 @@ func TestBreakerBadInput(t *testing.T) {
 		minD   = time.Duration(math.MinInt64)
 		maxInt = math.MaxInt
 	)
-	inf, nan := math.Inf(1), math.NaN()
+	inf := math.Inf(1)
 	rate := func(r float64, minCalls, calls int) func() resilience.BreakerOption {
 		return func() resilience.BreakerOption { return resilience.WithBreakerFailureRate(r, minCalls, calls) }
 	}
@@ -46,7 +46,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"rate 0", rate(0, 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got 0"},
 		{"rate negative", rate(-0.5, 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got -0.5"},
 		{"rate above 1", rate(1.5, 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got 1.5"},
-		{"rate NaN", rate(nan, 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got NaN"},
+		{"rate NaN", rate(nan(), 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got NaN"},
 		{"rate +Inf", rate(inf, 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got +Inf"},
 		{"rate -Inf", rate(-inf, 1, 10), "resilience: WithBreakerFailureRate: rate must be in (0, 1], got -Inf"},
 		{"rate 1", rate(1, 1, 10), ""},
@@ -59,7 +59,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"minCalls negative", rate(0.5, -1, 10), "resilience: WithBreakerFailureRate: minCalls must be between 1 and calls (10), got -1"},
 		{"minCalls above calls", rate(0.5, 11, 10), "resilience: WithBreakerFailureRate: minCalls must be between 1 and calls (10), got 11"},
 
-		{"window rate NaN", window(nan, 1, time.Second), "resilience: WithBreakerFailureRateWindow: rate must be in (0, 1], got NaN"},
+		{"window rate NaN", window(nan(), 1, time.Second), "resilience: WithBreakerFailureRateWindow: rate must be in (0, 1], got NaN"},
 		{"window rate +Inf", window(inf, 1, time.Second), "resilience: WithBreakerFailureRateWindow: rate must be in (0, 1], got +Inf"},
 		{"window rate 0", window(0, 1, time.Second), "resilience: WithBreakerFailureRateWindow: rate must be in (0, 1], got 0"},
 		{"window minCalls 0", window(0.5, 0, time.Second), "resilience: WithBreakerFailureRateWindow: minCalls must be at least 1, got 0"},
@@ -96,7 +96,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"jitter 1", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(1) }, ""},
 		{"jitter negative", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(-0.1) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got -0.1"},
 		{"jitter above 1", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(1.5) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got 1.5"},
-		{"jitter NaN", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(nan) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got NaN"},
+		{"jitter NaN", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(nan()) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got NaN"},
 		{"jitter +Inf", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(inf) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got +Inf"},
 		{"jitter -Inf", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(-inf) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got -Inf"},
 
