@@ -50,7 +50,7 @@ func (e *BreakerOpenError) RetryAfter() time.Duration {
 	d := add(left, retryAfterMargin)
 	if e.cfg != nil && e.cfg.hintJitter > 0 && left > 0 {
 		if j := float64(left) * e.cfg.hintJitter; j < math.MaxInt64 {
-			d = add(d, time.Duration(e.cfg.randN(int64(j)+1)))
+			d = add(d, time.Duration(e.cfg.rand.int64n(int64(j)+1)))
 		} else {
 			d = maxDuration
 		}

@@ -295,12 +295,12 @@ func TestBreakerHintJitterBounds(t *testing.T) {
 	mock.Add(2 * time.Second)
 	e := b.view.Load().err
 	const left = 8 * time.Second
-	b.cfg.randN = func(n int64) int64 { return 0 }
+	b.cfg.rand = source{fixedRand(0)}
 	assert.Equal(t, left+time.Millisecond, e.RetryAfter())
-	b.cfg.randN = func(n int64) int64 { return n - 1 }
+	b.cfg.rand = source{fixedRand(1<<64 - 1)}
 	assert.Equal(t, left+time.Millisecond+left/5, e.RetryAfter())
 
-	b.cfg.randN = rand.New(rand.NewPCG(3, 4)).Int64N
+	b.cfg.rand = source{rand.New(rand.NewPCG(3, 4))}
 	var tenths [10]int
 	for range 1000 {
 		tenths[(e.RetryAfter()-left-time.Millisecond)*10/(left/5+1)]++
@@ -309,6 +309,11 @@ func TestBreakerHintJitterBounds(t *testing.T) {
 		assert.InDelta(t, 100, n, 40, "tenth %d of %v", i, tenths)
 	}
 }
+
+// fixedRand always draws the same number.
+type fixedRand uint64
+
+func (r fixedRand) Uint64() uint64 { return uint64(r) }
 
 // countingClock counts the readings of a mock clock.
 type countingClock struct {

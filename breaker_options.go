@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"time"
 )
 
@@ -27,14 +26,14 @@ type breakerConfig struct {
 	hintJitter  float64
 	isFailure   func(error) bool
 	onChange    func(from, to BreakerState)
-	randN       func(n int64) int64 // draws the hint's jitter in [0, n)
+	rand        source // of the hint's jitter
 	common
 }
 
 func defaultBreakerConfig() breakerConfig {
 	return breakerConfig{
 		threshold: 5, coolDown: 30 * time.Second, probes: 1, successes: 1,
-		hintJitter: 0.2, randN: rand.Int64N,
+		hintJitter: 0.2,
 	}
 }
 
@@ -197,6 +196,19 @@ func WithBreakerHintJitter(f float64) BreakerOption {
 		panic(fmt.Sprintf("resilience: WithBreakerHintJitter: fraction must be in [0, 1], got %v", f))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.hintJitter = f })
+}
+
+// WithBreakerRand makes the jitter of the retry hints (see
+// [WithBreakerHintJitter]) draw from r, so that tests and simulations see
+// the same hints on every run. r must be safe for concurrent use if the
+// breaker's refusals are read from several goroutines at once (a
+// *rand.Rand of math/rand/v2 is not); by default math/rand/v2's top-level
+// functions, which are, are used. It panics if r is nil or a nil pointer.
+func WithBreakerRand(r Rand) BreakerOption {
+	if isNil(r) {
+		panic("resilience: WithBreakerRand: rand is " + nilName(r))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.rand = source{r} })
 }
 
 // WithBreakerFailureIf decides which errors count as failures; errors for
