@@ -173,8 +173,12 @@ func (b *Breaker) enter(ctx context.Context) (uint64, error) {
 	case BreakerClosed:
 		return b.stamp(v.ticket), nil
 	case BreakerOpen:
-		if !b.coolDownOver(v) {
-			return 0, b.refuse(ctx, v.err)
+		if !v.ready.Load() && (b.cfg.clock == nil || !b.coolDownOver(v)) {
+			b.refused.Add(1)
+			if b.cfg.observer != nil {
+				b.reportRefusal(ctx, v.err)
+			}
+			return 0, v.err
 		}
 	}
 	return b.enterSlow(ctx)
@@ -237,7 +241,11 @@ func (b *Breaker) enterSlow(ctx context.Context) (uint64, error) {
 		return nil
 	})
 	if err != nil {
-		return 0, b.refuse(ctx, err)
+		b.refused.Add(1)
+		if b.cfg.observer != nil {
+			b.reportRefusal(ctx, err)
+		}
+		return 0, err
 	}
 	return b.stamp(t), nil
 }
@@ -259,6 +267,12 @@ func (b *Breaker) locked(f func() any) any {
 }
 
 func (b *Breaker) exit(t uint64, err error) {
+	if err == nil && !b.timed {
+		if v := b.view.Load(); t == v.ticket && v.state == BreakerClosed {
+			b.closedSuccess(v)
+			return
+		}
+	}
 	var took time.Duration
 	if b.timed {
 		took = b.took(t)
@@ -283,8 +297,13 @@ func (b *Breaker) record(t uint64, err error, took time.Duration) {
 		return
 	case failed:
 		b.closedOutcome(v, true)
-		return
+	default:
+		b.closedSuccess(v)
 	}
+}
+
+// closedSuccess counts a success in the closed state of view v.
+func (b *Breaker) closedSuccess(v *breakerView) {
 	if b.cfg.expiry == 0 && v.failures.Load() != 0 {
 		v.failures.Store(0)
 	}
@@ -398,45 +417,4 @@ func (b *Breaker) nextCoolDown() (d time.Duration, panicked any) {
 		d = max(g, 0)
 	}
 	return d, nil
-}
-
-// State returns the breaker's state now. An open breaker whose cool-down
-// is over reports, and becomes, half-open.
-func (b *Breaker) State() BreakerState {
-	v := b.view.Load()
-	state := v.state
-	if state == BreakerOpen && b.coolDownOver(v) {
-		now := b.cfg.now()
-		b.change(func() any {
-			from, gen := b.m.state, b.m.gen
-			b.m.advance(now)
-			b.commit(from, gen)
-			state = b.m.state
-			return nil
-		})
-	}
-	b.deliver() // changes a panicking hook left behind
-	return state
-}
-
-// Trip opens the breaker now, for its cool-down, whatever its state. On an
-// open breaker it starts the cool-down again; that is no change of state.
-func (b *Breaker) Trip() {
-	now := b.cfg.now()
-	b.change(func() any { return b.trip(now, false) })
-}
-
-// Isolate opens the breaker until Reset: no cool-down ends it.
-func (b *Breaker) Isolate() {
-	b.change(func() any { return b.trip(time.Time{}, true) })
-}
-
-// Reset closes the breaker and forgets past failures, whatever its state.
-func (b *Breaker) Reset() {
-	b.change(func() any {
-		from := b.m.state
-		b.m.close()
-		b.publish(from)
-		return nil
-	})
 }

@@ -85,18 +85,14 @@ func (b *Breaker) handOut(c stateChange) {
 	}
 }
 
-// refuse counts a refusal and reports it to the observer, in the caller's
+// reportRefusal reports a refusal to the observer, in the caller's
 // goroutine and with its ctx.
-func (b *Breaker) refuse(ctx context.Context, err error) error {
-	b.refused.Add(1)
-	if b.cfg.observer != nil {
-		var hint time.Duration
-		if h, ok := err.(*BreakerOpenError); ok {
-			hint = h.RetryAfter()
-		}
-		b.cfg.observe(ctx, Event{Kind: EventRefused, Component: breakerComponent, Err: err, Wait: hint})
+func (b *Breaker) reportRefusal(ctx context.Context, err error) {
+	var hint time.Duration
+	if h, ok := err.(*BreakerOpenError); ok {
+		hint = h.RetryAfter()
 	}
-	return err
+	b.cfg.observe(ctx, Event{Kind: EventRefused, Component: breakerComponent, Err: err, Wait: hint})
 }
 
 // ended reports a call's end to an observer that asked for outcomes. The

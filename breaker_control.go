@@ -1,5 +1,48 @@
 package resilience
 
+import "time"
+
+// State returns the breaker's state now. An open breaker whose cool-down
+// is over reports, and becomes, half-open.
+func (b *Breaker) State() BreakerState {
+	v := b.view.Load()
+	state := v.state
+	if state == BreakerOpen && b.coolDownOver(v) {
+		now := b.cfg.now()
+		b.change(func() any {
+			from, gen := b.m.state, b.m.gen
+			b.m.advance(now)
+			b.commit(from, gen)
+			state = b.m.state
+			return nil
+		})
+	}
+	b.deliver() // changes a panicking hook left behind
+	return state
+}
+
+// Trip opens the breaker now, for its cool-down, whatever its state. On an
+// open breaker it starts the cool-down again; that is no change of state.
+func (b *Breaker) Trip() {
+	now := b.cfg.now()
+	b.change(func() any { return b.trip(now, false) })
+}
+
+// Isolate opens the breaker until Reset: no cool-down ends it.
+func (b *Breaker) Isolate() {
+	b.change(func() any { return b.trip(time.Time{}, true) })
+}
+
+// Reset closes the breaker and forgets past failures, whatever its state.
+func (b *Breaker) Reset() {
+	b.change(func() any {
+		from := b.m.state
+		b.m.close()
+		b.publish(from)
+		return nil
+	})
+}
+
 // BreakerMetrics is a snapshot of a [Breaker]'s counts.
 type BreakerMetrics struct {
 	State               BreakerState
