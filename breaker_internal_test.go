@@ -3,6 +3,7 @@ package resilience
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -211,6 +212,16 @@ func TestCountRing(t *testing.T) {
 			}
 			calls, failures := r.counts()
 			require.Equal(t, [2]int{len(last), want}, [2]int{calls, failures}, "n=%d, record %d", n, i)
+		}
+	}
+	for _, n := range []uint64{1, 2, 3, 7, 64, 100, 999_983, maxWindowCalls} {
+		r := newCountRing(int(n))
+		for _, i := range []uint64{0, 1, n - 1, n, n + 1, 1<<63 - 1, 1 << 63, math.MaxUint64, math.MaxUint64 - n + 1} {
+			require.Equal(t, i%n, r.slot(i), "%d mod %d", i, n)
+		}
+		for range 1000 {
+			i := rng.Uint64()
+			require.Equal(t, i%n, r.slot(i), "%d mod %d", i, n)
 		}
 	}
 	r := newCountRing(100)

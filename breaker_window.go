@@ -1,6 +1,8 @@
 package resilience
 
 import (
+	"math"
+	"math/bits"
 	"sync/atomic"
 	"time"
 )
@@ -21,19 +23,32 @@ const maxWindowCalls = 1_000_000
 // ones in flight.
 type countRing struct {
 	n        uint64
+	inv      uint64        // ⌊(2^64−1)/n⌋: divides by n with a multiplication
 	next     atomic.Uint64 // outcomes recorded since the ring was made
 	failures atomic.Int64
 	bits     []atomic.Uint64
 }
 
 func newCountRing(n int) *countRing {
-	return &countRing{n: uint64(n), bits: make([]atomic.Uint64, (n+63)/64)}
+	return &countRing{n: uint64(n), inv: math.MaxUint64 / uint64(n), bits: make([]atomic.Uint64, (n+63)/64)}
+}
+
+// slot returns i mod n. The quotient by the reciprocal is floor(i/n) or
+// one less, so the remainder needs one correction at most; a hardware
+// division would cost more than the rest of a success.
+func (r *countRing) slot(i uint64) uint64 {
+	q, _ := bits.Mul64(i, r.inv)
+	s := i - q*r.n
+	if s >= r.n {
+		s -= r.n
+	}
+	return s
 }
 
 // record stores an outcome and returns its index, from 0.
 func (r *countRing) record(failed bool) uint64 {
 	i := r.next.Add(1) - 1
-	slot := i % r.n
+	slot := r.slot(i)
 	w, bit := &r.bits[slot/64], uint64(1)<<(slot%64)
 	if failed {
 		if w.Or(bit)&bit == 0 {
