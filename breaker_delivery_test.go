@@ -3,6 +3,7 @@ package resilience_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -194,4 +195,80 @@ func TestBreakerWindowKeepsTheThreshold(t *testing.T) {
 		}
 		assert.Equal(t, resilience.BreakerOpen, b.State(), "five in a row do")
 	}
+}
+
+// TestBreakerChurn runs calls that fail at random from several goroutines
+// against a breaker with no cool-down, a count window, an observer and a
+// hook, while another goroutine trips and resets it. The hook never runs
+// twice at once, the changes it and the observer see form one chain (each
+// starts where the one before ended), and nothing is left in flight.
+// RESILIENCE_STRESS=1 makes it longer.
+func TestBreakerChurn(t *testing.T) {
+	calls := 2_000
+	if os.Getenv("RESILIENCE_STRESS") == "1" {
+		calls = 200_000
+	}
+	var running, overlaps atomic.Int32
+	var hooked, observed []resilience.BreakerState // the states changed to, after closed
+	var mu sync.Mutex
+	obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+		if e.Kind != resilience.EventStateChange {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		last := resilience.BreakerClosed
+		if n := len(observed); n > 0 {
+			last = observed[n-1]
+		}
+		if e.From != last {
+			t.Errorf("observed %v->%v after a change to %v", e.From, e.To, last)
+		}
+		observed = append(observed, e.To)
+	})
+	b := resilience.NewBreaker(resilience.WithBreakerThreshold(3), resilience.WithBreakerFailureRate(0.5, 4, 8),
+		resilience.WithBreakerCoolDown(0), resilience.WithBreakerProbes(2), resilience.WithObserver(obs),
+		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
+			if running.Add(1) > 1 {
+				overlaps.Add(1)
+			}
+			defer running.Add(-1)
+			hooked = append(hooked, to) // unguarded: the hook never runs twice at once
+		}))
+	p := resilience.Guarded[int](b)
+	var answered atomic.Int64
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range calls {
+				_, _ = p.Execute(context.Background(), func(context.Context) (int, error) {
+					if (i*7+g)%5 < 2 {
+						return 0, errDown
+					}
+					return 1, nil
+				})
+				answered.Add(1)
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range calls / 10 {
+			if i%2 == 0 {
+				b.Trip()
+			} else {
+				b.Reset()
+			}
+			b.State()
+		}
+	})
+	wg.Wait()
+	b.State() // delivers anything left
+	assert.Equal(t, int64(4*calls), answered.Load())
+	assert.Zero(t, overlaps.Load(), "the hook ran twice at once")
+	assert.Zero(t, b.Metrics().Probes, "probes left in flight")
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, observed, hooked, "the hook and the observer saw the same changes")
+	assert.NotEmpty(t, observed)
+	t.Logf("%d changes", len(observed))
 }
