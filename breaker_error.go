@@ -39,9 +39,9 @@ func (e *BreakerOpenError) CoolDownLeft() time.Duration {
 
 // RetryAfter returns how long to wait before trying again: the cool-down
 // left, a margin of a millisecond so that a call made after that long
-// finds the breaker half-open, and a random wait of up to a fraction of
-// the cool-down left (20% by default, see [WithBreakerHintJitter]), so
-// that the callers it refused do not all come back in the same instant.
+// finds the breaker half-open, and, with [WithBreakerHintJitter], a random
+// wait of up to a fraction of the cool-down left, so that the callers it
+// refused do not all come back in the same instant.
 // It is never shorter than the time until the breaker half-opens, and
 // saturates at the largest Duration, which it returns while the breaker is
 // isolated. Each call draws its own jitter.

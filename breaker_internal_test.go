@@ -301,7 +301,7 @@ func TestBreakerUnlocksWhenBackoffPanics(t *testing.T) {
 // the cool-down left at the most, and a seeded source spreads it evenly.
 func TestBreakerHintJitterBounds(t *testing.T) {
 	mock := clock.NewMock()
-	b := NewBreaker(WithClock(mock), WithBreakerThreshold(1), WithBreakerCoolDown(10*time.Second))
+	b := NewBreaker(WithClock(mock), WithBreakerThreshold(1), WithBreakerCoolDown(10*time.Second), WithBreakerHintJitter(0.2))
 	b.Trip()
 	mock.Add(2 * time.Second)
 	e := b.view.Load().err

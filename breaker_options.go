@@ -33,7 +33,6 @@ type breakerConfig struct {
 func defaultBreakerConfig() breakerConfig {
 	return breakerConfig{
 		threshold: 5, coolDown: 30 * time.Second, probes: 1, successes: 1,
-		hintJitter: 0.2,
 	}
 }
 
@@ -187,10 +186,17 @@ func WithBreakerSuccessThreshold(n int) BreakerOption {
 
 // WithBreakerHintJitter spreads the retry hints of an open breaker's
 // refusals (see [BreakerOpenError.RetryAfter]): each hint adds a random
-// wait of up to f times the cool-down left, so that callers waiting on
+// wait of up to f times the cool-down left, so that the callers waiting on
 // it do not all come back in the instant the breaker half-opens. No hint
-// is ever earlier than that instant. The default is 0.2; 0 gives every
-// caller the same hint. It panics unless 0 <= f <= 1.
+// is ever earlier than that instant. It panics unless 0 <= f <= 1.
+//
+// The default is 0: every caller gets the same hint, and those who come
+// back together find the breaker half-open, which lets its probes through
+// and refuses the others again, without a hint, so that their own backoff
+// spreads them. Spread hints instead bring them back over a span in which
+// the breaker has often closed already, all of them then reaching a
+// service that has just recovered: choose f large enough for that span to
+// absorb them.
 func WithBreakerHintJitter(f float64) BreakerOption {
 	if !(f >= 0 && f <= 1) { // also false for NaN
 		panic(fmt.Sprintf("resilience: WithBreakerHintJitter: fraction must be in [0, 1], got %v", f))

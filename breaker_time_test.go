@@ -87,17 +87,20 @@ func TestBreakerHugeCoolDown(t *testing.T) {
 		assert.True(t, ok)
 		assert.Equal(t, open.CoolDownLeft()+time.Millisecond, hint)
 	}
-	b := resilience.NewBreaker(resilience.WithClock(newManualClock()), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(maxDuration))
+	b := resilience.NewBreaker(resilience.WithClock(newManualClock()), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(maxDuration),
+		resilience.WithBreakerHintJitter(1))
 	outcome(b, errDown)
 	assert.Equal(t, maxDuration, refusal(t, b).RetryAfter(), "saturated with jitter too")
 }
 
-// TestBreakerHintJitter: the refusals' retry hints spread over the 20% of
-// the cool-down left that follow the instant the breaker half-opens (plus
-// the millisecond's margin), and none is earlier.
+// TestBreakerHintJitter: with a jitter of 0.2, the refusals' retry hints
+// spread over the 20% of the cool-down left that follow the instant the
+// breaker half-opens (plus the millisecond's margin), and none is earlier.
+// By default there is no jitter.
 func TestBreakerHintJitter(t *testing.T) {
 	clk := newManualClock()
-	b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(10*time.Second))
+	b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(10*time.Second),
+		resilience.WithBreakerHintJitter(0.2))
 	outcome(b, errDown)
 	clk.Add(2 * time.Second)
 	open := refusal(t, b)
@@ -128,10 +131,10 @@ func TestBreakerHintJitter(t *testing.T) {
 	clk.Add(left)
 	assert.Equal(t, time.Millisecond, open.RetryAfter(), "nothing to spread once the cool-down is over")
 
-	still := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(1), resilience.WithBreakerHintJitter(0))
+	still := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(1))
 	outcome(still, errDown)
 	open = refusal(t, still)
 	for range 100 {
-		require.Equal(t, 30*time.Second+time.Millisecond, open.RetryAfter(), "no jitter")
+		require.Equal(t, 30*time.Second+time.Millisecond, open.RetryAfter(), "no jitter by default")
 	}
 }

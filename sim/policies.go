@@ -65,7 +65,6 @@ func outagePolicies(p policyParams) []outagePolicy {
 			var g resilience.Guard = resilience.NewBreaker(
 				resilience.WithBreakerThreshold(p.BreakerFails),
 				resilience.WithBreakerCoolDown(p.BreakerCool),
-				resilience.WithBreakerRand(r), // its hints' jitter, the same on every run
 				resilience.WithClock(c))
 			if guard != nil {
 				g = guard(g)
