@@ -58,4 +58,21 @@ func BenchmarkBreaker(b *testing.B) {
 			_, _ = p.Execute(ctx, okFunc)
 		}
 	})
+	observer := resilience.ObserverFunc(func(context.Context, resilience.Event) {})
+	b.Run("closed-success-observed", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithObserver(observer)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("open-refusal-observed", func(b *testing.B) {
+		br := resilience.NewBreaker(resilience.WithObserver(observer))
+		br.Trip()
+		p := resilience.Guarded[int](br)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
 }

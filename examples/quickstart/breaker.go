@@ -33,7 +33,7 @@ func breakerTour(ctx context.Context, w io.Writer) error {
 		case err == nil:
 			fmt.Fprintf(w, "call %d: %s\n", i, v)
 		case errors.As(err, &open):
-			fmt.Fprintf(w, "call %d: refused at once, the service is spared (probe in %s)\n", i, open.CoolDownLeft().Round(10*time.Millisecond))
+			fmt.Fprintf(w, "call %d: refused at once, the service is spared (probe in %s)\n", i, open.RetryAfter().Round(10*time.Millisecond))
 		default:
 			fmt.Fprintf(w, "call %d: %v\n", i, err)
 		}
