@@ -3,9 +3,6 @@ package resilience
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,73 +24,60 @@ import (
 // which counts neither way).
 //
 // Outcomes of calls admitted before a state change are ignored. A panic in
-// a guarded call counts as a failure and frees its probe. State-change
-// hooks run outside every lock. A success in the closed state takes no
-// lock and allocates nothing (with a failure-rate window or slow-call
-// detection it takes the breaker's lock or reads the clock). A Breaker is
-// safe for concurrent use.
+// a guarded call counts as a failure and frees its probe. A success in the
+// closed state takes no lock, reads no clock and allocates nothing, with
+// or without a count-based failure window (a time-based window or
+// slow-call detection reads the clock; a time-based window takes the
+// lock). A refusal allocates nothing either.
+//
+// With [WithObserver] the breaker reports an [EventStateChange] for every
+// change of state, an [EventRefused] for every refusal (with its retry
+// hint) and, for an [OutcomeObserver] that asks, an [EventCallEnded] for
+// every call; [WithBreakerOnStateChange] is a convenience over the first.
+// Observers and hooks run outside every lock.
+//
+// A Breaker is safe for concurrent use. Its zero value is not usable: make
+// one with [NewBreaker].
 type Breaker struct {
-	cfg       breakerConfig
-	realClock bool
+	cfg   breakerConfig
+	timed bool      // tickets carry the call's start
+	base  time.Time // the start of the breaker's time line
 
-	// word holds the generation, counted up at every state change, above
-	// two bits of BreakerState.
-	word     atomic.Uint64
-	failures atomic.Int64  // consecutive failures, closed state
-	ready    atomic.Uint64 // generation whose cool-down is over (real clock)
-	until    atomic.Int64  // end of the cool-down, Unix nanoseconds
-	openErr  atomic.Pointer[BreakerOpenError]
-	done     atomic.Pointer[breakerDone]
-	refused  atomic.Int64
+	view    atomic.Pointer[breakerView] // what the lock-free paths read
+	refused atomic.Int64
+	pending atomic.Bool // state changes wait in out
 
-	mu          sync.Mutex // guards what follows, and every state change
-	lastFailure time.Time
-	probes      int // probes in flight, half-open
-	successes   int // probe successes, half-open
-	trips       int // trips since the breaker last closed
-	allTrips    int
-	coolDown    time.Duration // the last cool-down
-	isolated    bool
-	timer       interface{ Stop() bool }
-	window      *failureWindow
-	events      []stateChange
-	delivering  bool
+	mu     sync.Mutex   // guards what follows; every change of state is made under it
+	m      machine      // the state machine the views publish
+	closed *breakerView // the latest closed view, for Metrics
+	times  *timeBuckets // the time-based failure window, if any
+	timer  interface{ Stop() bool }
+	out    outbox
 }
 
-// BreakerState is the state of a [Breaker].
-type BreakerState uint8
+// breakerView is one generation of the breaker's state as the lock-free
+// paths see it. A change of state publishes a new view with one atomic
+// store, so a call that sees a state sees all that goes with it: an open
+// breaker's refusal, a closed one's counters. Only the counters change
+// after it is published.
+type breakerView struct {
+	gen    uint64
+	state  BreakerState
+	ticket uint64 // closed: the ticket of a call, before its start is stamped
 
-const (
-	// BreakerClosed lets every call through and counts failures.
-	BreakerClosed BreakerState = iota
-	// BreakerOpen refuses every call until its cool-down ends.
-	BreakerOpen
-	// BreakerHalfOpen lets a bounded number of probe calls through.
-	BreakerHalfOpen
-)
+	// closed
+	done     func(error)  // shared by the calls Enter admits
+	failures atomic.Int64 // consecutive
+	ring     *countRing   // the count-based failure window, if any
 
-// String returns "closed", "open" or "half-open".
-func (s BreakerState) String() string {
-	switch s {
-	case BreakerClosed:
-		return "closed"
-	case BreakerOpen:
-		return "open"
-	case BreakerHalfOpen:
-		return "half-open"
-	}
-	return "BreakerState(" + strconv.Itoa(int(s)) + ")"
+	// open
+	err   *BreakerOpenError
+	ready atomic.Bool // real clock: the cool-down's timer has fired
 }
 
-type stateChange struct{ from, to BreakerState }
-
-type breakerDone struct {
-	ticket uint64
-	f      func(error)
-}
-
-// Tickets hold the generation, a probe bit and, with slow-call detection,
-// the call's start in microseconds.
+// A ticket, the gate's record of an admitted call, holds the generation,
+// a probe bit and, when the breaker times calls, the call's start in
+// microseconds on the breaker's time line.
 const (
 	ticketGenShift = 41
 	ticketProbe    = 1 << 40
@@ -101,218 +85,73 @@ const (
 	genMask        = 1<<(64-ticketGenShift) - 1
 )
 
-// NewBreaker returns a closed breaker. It panics if an option is invalid,
-// or if no rule could ever open it.
+// NewBreaker returns a closed breaker. It panics if an option is nil or
+// invalid, or if no rule could ever open the breaker.
 func NewBreaker(opts ...BreakerOption) *Breaker {
-	cfg := breakerConfig{threshold: 5, coolDown: 30 * time.Second, probes: 1, successes: 1}
+	cfg := defaultBreakerConfig()
 	for _, o := range opts {
 		if o == nil {
 			panic("resilience: NewBreaker: option is nil")
 		}
+		if c, ok := o.(Option); ok && c.set == nil {
+			panic("resilience: NewBreaker: option is the zero Option")
+		}
 		o.applyBreaker(&cfg)
 	}
-	if cfg.threshold == 0 && cfg.rate == 0 {
-		panic("resilience: NewBreaker: no rule can open the breaker (failure threshold 0 and no failure rate)")
+	cfg.check()
+	b := &Breaker{cfg: cfg, timed: cfg.slow > 0 || cfg.outcomes, base: cfg.now()}
+	if cfg.windowSpan > 0 {
+		b.times = newTimeBuckets(cfg.windowSpan)
 	}
-	b := &Breaker{cfg: cfg, realClock: cfg.clock == nil}
-	if cfg.rate > 0 {
-		b.window = newFailureWindow(cfg.windowCalls, cfg.windowSpan)
-	}
-	b.setDone(0)
+	b.publish(BreakerClosed)
 	return b
 }
 
-// BreakerOption configures [NewBreaker]. [Option] ([WithClock],
-// [WithObserver], [WithName]) is one too.
-type BreakerOption interface {
-	applyBreaker(*breakerConfig)
-}
-
-type breakerConfig struct {
-	threshold   int
-	expiry      time.Duration
-	rate        float64
-	minCalls    int
-	windowCalls int
-	windowSpan  time.Duration
-	slow        time.Duration
-	coolDown    time.Duration
-	growth      Backoff
-	probes      int
-	successes   int
-	isFailure   func(error) bool
-	onChange    func(from, to BreakerState)
-	common
-}
-
-type breakerOptionFunc func(*breakerConfig)
-
-func (f breakerOptionFunc) applyBreaker(c *breakerConfig) { f(c) }
-
-func (o Option) applyBreaker(c *breakerConfig) { o.set(&c.common) }
-
-// WithBreakerThreshold opens the breaker after n consecutive failures; a
-// success starts the count again. The default is 5; 0 turns the rule off
-// (leaving a failure rate to open it). It panics if n is negative.
-func WithBreakerThreshold(n int) BreakerOption {
-	if n < 0 {
-		panic(fmt.Sprintf("resilience: WithBreakerThreshold: threshold must not be negative, got %d", n))
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.threshold = n })
-}
-
-// WithBreakerFailureExpiry switches the threshold rule to go-resiliency's: the
-// breaker opens after threshold failures with no error-free period of d
-// between them. A failure more than d after the previous one starts the
-// count again, and successes do not. It panics unless d > 0.
-func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("resilience: WithBreakerFailureExpiry: expiry must be positive, got %v", d))
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.expiry = d })
-}
-
-// WithBreakerFailureRate opens the breaker when, among the last calls outcomes,
-// the share of failures reaches rate (0.5: half), provided at least
-// minCalls outcomes are counted. It panics unless 0 < rate <= 1 and
-// 1 <= minCalls <= calls.
-func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
-	checkRate("WithBreakerFailureRate", rate, minCalls, calls)
-	return breakerOptionFunc(func(c *breakerConfig) {
-		c.rate, c.minCalls, c.windowCalls, c.windowSpan = rate, minCalls, calls, 0
-	})
-}
-
-// WithBreakerFailureRateWindow opens the breaker when, among the outcomes of the
-// last span (kept in 10 rolling buckets), the share of failures reaches
-// rate, provided at least minCalls outcomes are counted. It panics unless
-// 0 < rate <= 1, minCalls >= 1 and span >= 10ns.
-func WithBreakerFailureRateWindow(rate float64, minCalls int, span time.Duration) BreakerOption {
-	checkRate("WithBreakerFailureRateWindow", rate, minCalls, math.MaxInt32)
-	if span < windowBuckets {
-		panic(fmt.Sprintf("resilience: WithBreakerFailureRateWindow: span must be at least 10ns, got %v", span))
-	}
-	return breakerOptionFunc(func(c *breakerConfig) {
-		c.rate, c.minCalls, c.windowCalls, c.windowSpan = rate, minCalls, 0, span
-	})
-}
-
-func checkRate(fn string, rate float64, minCalls, calls int) {
-	if !(rate > 0 && rate <= 1) {
-		panic(fmt.Sprintf("resilience: %s: rate must be in (0, 1], got %v", fn, rate))
-	}
-	if minCalls < 1 || minCalls > calls {
-		panic(fmt.Sprintf("resilience: %s: minCalls must be between 1 and %d, got %d", fn, calls, minCalls))
+// commit publishes the machine's state if a transition made since the
+// machine was at generation gen and state from changed it. b.mu is held.
+func (b *Breaker) commit(from BreakerState, gen uint64) {
+	if b.m.gen != gen {
+		b.publish(from)
 	}
 }
 
-// WithBreakerSlowCallThreshold counts a call that takes longer than d as a
-// failure even when it succeeds. By default no call is too slow. It panics
-// unless d > 0.
-func WithBreakerSlowCallThreshold(d time.Duration) BreakerOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("resilience: WithBreakerSlowCallThreshold: threshold must be positive, got %v", d))
+// publish makes the machine's state the one calls see, and queues the
+// change from state from for the observer and the hook. b.mu is held.
+func (b *Breaker) publish(from BreakerState) {
+	m := &b.m
+	v := &breakerView{gen: m.gen, state: m.state}
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
 	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.slow = d })
-}
-
-// WithBreakerCoolDown sets how long the breaker stays open before it lets probes
-// through. The default is 30s. It panics if d is negative.
-func WithBreakerCoolDown(d time.Duration) BreakerOption {
-	checkDuration("WithBreakerCoolDown", "d", d)
-	return breakerOptionFunc(func(c *breakerConfig) { c.coolDown = d })
-}
-
-// WithBreakerCoolDownBackoff makes the cool-down grow on repeated trips: trip n
-// since the breaker last closed stays open b.Delay(n, previous cool-down)
-// (when b stops, the last cool-down is kept). It panics if b is nil.
-func WithBreakerCoolDownBackoff(b Backoff) BreakerOption {
-	if b == nil {
-		panic("resilience: WithBreakerCoolDownBackoff: backoff is nil")
+	switch m.state {
+	case BreakerClosed:
+		t := (m.gen & genMask) << ticketGenShift
+		v.ticket, v.done = t, func(err error) { b.exit(t, err) }
+		if b.cfg.windowCalls > 0 {
+			v.ring = newCountRing(b.cfg.windowCalls)
+		}
+		if b.times != nil {
+			b.times.reset()
+		}
+		b.closed = v
+	case BreakerOpen:
+		v.err = &BreakerOpenError{until: m.until, isolated: m.isolated, cfg: &b.cfg}
+		if b.cfg.clock == nil && !m.isolated {
+			// On the real clock a timer marks the end of the cool-down, so
+			// that a refusal reads no clock.
+			if d := time.Until(m.until); d > 0 {
+				b.timer = time.AfterFunc(d, func() { v.ready.Store(true) })
+			} else {
+				v.ready.Store(true)
+			}
+		}
 	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.growth = b })
-}
-
-// WithBreakerProbes sets how many probe calls a half-open breaker lets run at
-// once; more are refused. The default is 1. It panics if n < 1.
-func WithBreakerProbes(n int) BreakerOption {
-	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithBreakerProbes: probes must be at least 1, got %d", n))
+	b.view.Store(v)
+	if from != m.state {
+		b.queue(from, m.state)
 	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.probes = n })
 }
-
-// WithBreakerSuccessThreshold sets how many probes must succeed before a half-open
-// breaker closes; one failure reopens it. The default is 1. It panics if
-// n < 1.
-func WithBreakerSuccessThreshold(n int) BreakerOption {
-	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithBreakerSuccessThreshold: successes must be at least 1, got %d", n))
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.successes = n })
-}
-
-// WithBreakerFailureIf decides which errors count as failures; errors for which f
-// returns false count as successes. context.Canceled counts neither way
-// unless f is given. f never sees nil. It panics if f is nil.
-func WithBreakerFailureIf(f func(err error) bool) BreakerOption {
-	if f == nil {
-		panic("resilience: WithBreakerFailureIf: predicate is nil")
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.isFailure = f })
-}
-
-// WithBreakerOnStateChange sets a hook called with every state change, in the
-// order the changes happened, outside every lock: it may call the
-// breaker's methods. It runs in the goroutine that made the change or in
-// one delivering changes at the time. It panics if f is nil.
-func WithBreakerOnStateChange(f func(from, to BreakerState)) BreakerOption {
-	if f == nil {
-		panic("resilience: WithBreakerOnStateChange: hook is nil")
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.onChange = f })
-}
-
-// BreakerOpenError is the error of a call refused by an open [Breaker]. It
-// matches [ErrBreakerOpen], and RetryAfter tells how long until the
-// breaker lets a probe through, so a [Retry] outside it waits just that
-// long.
-type BreakerOpenError struct {
-	until time.Time // end of the cool-down; zero while isolated
-	clock *common
-}
-
-// Error returns "resilience: circuit breaker open".
-func (e *BreakerOpenError) Error() string { return ErrBreakerOpen.Error() }
-
-// Is reports whether target is ErrBreakerOpen.
-func (e *BreakerOpenError) Is(target error) bool { return target == ErrBreakerOpen }
-
-// RetryAfter returns the time left until the cool-down ends, plus a
-// margin of a millisecond so that a call made after that long finds the
-// breaker half-open; the largest Duration while the breaker is isolated.
-func (e *BreakerOpenError) RetryAfter() time.Duration {
-	if e.until.IsZero() {
-		return maxDuration
-	}
-	return max(e.until.Sub(e.clock.now()), 0) + retryAfterMargin
-}
-
-// retryAfterMargin lets the cool-down's timer fire before the retry comes.
-const retryAfterMargin = time.Millisecond
-
-// errProbesBusy refuses a call while every probe of a half-open breaker is
-// in flight.
-var errProbesBusy error = probesBusyError{}
-
-type probesBusyError struct{}
-
-func (probesBusyError) Error() string        { return "resilience: circuit breaker half-open, probes busy" }
-func (probesBusyError) Is(target error) bool { return target == ErrBreakerOpen }
-
-func wordOf(gen uint64, s BreakerState) uint64 { return gen<<2 | uint64(s) }
-func stateOf(w uint64) BreakerState            { return BreakerState(w & 3) }
-func genOf(w uint64) uint64                    { return w >> 2 }
 
 // Enter admits a call or refuses it with an error matching ErrBreakerOpen.
 // The done function must be called exactly once with the call's outcome;
@@ -322,140 +161,166 @@ func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if d := b.done.Load(); d.ticket == t {
-		return d.f, nil
+	if v := b.view.Load(); v.state == BreakerClosed && t == v.ticket {
+		return v.done, nil
 	}
 	return func(err error) { b.exit(t, err) }, nil
 }
 
-func (b *Breaker) setDone(gen uint64) {
-	t := (gen & genMask) << ticketGenShift
-	b.done.Store(&breakerDone{ticket: t, f: func(err error) { b.exit(t, err) }})
-}
-
-func (b *Breaker) enter(context.Context) (uint64, error) {
-	w := b.word.Load()
-	switch stateOf(w) {
+func (b *Breaker) enter(ctx context.Context) (uint64, error) {
+	v := b.view.Load()
+	switch v.state {
 	case BreakerClosed:
-		return b.ticket(w, 0), nil
+		return b.stamp(v.ticket), nil
 	case BreakerOpen:
-		if !b.coolDownOver(w) {
+		if !v.ready.Load() && (b.cfg.clock == nil || !b.coolDownOver(v)) {
 			b.refused.Add(1)
-			return 0, b.openErr.Load()
+			if b.cfg.observer != nil {
+				b.reportRefusal(ctx, v.err)
+			}
+			return 0, v.err
 		}
 	}
-	return b.enterSlow()
+	return b.enterSlow(ctx)
 }
 
-func (b *Breaker) ticket(w uint64, probe uint64) uint64 {
-	t := (genOf(w)&genMask)<<ticketGenShift | probe
-	if b.cfg.slow > 0 {
-		t |= uint64(b.micros()) & ticketTimeMask
+// stamp adds the call's start to a ticket when the breaker times calls.
+func (b *Breaker) stamp(t uint64) uint64 {
+	if b.timed {
+		t |= b.micros() & ticketTimeMask
 	}
 	return t
 }
 
-// micros is the time in microseconds on the breaker's clock.
-func (b *Breaker) micros() int64 { return b.cfg.now().UnixMicro() }
+// micros is the time on the breaker's time line in microseconds: on the
+// real clock a monotonic reading, on an injected one the difference of
+// its readings.
+func (b *Breaker) micros() uint64 { return uint64(b.cfg.since(b.base) / time.Microsecond) }
 
-func (b *Breaker) coolDownOver(w uint64) bool {
-	if b.realClock {
-		return b.ready.Load() == genOf(w)
+// took returns how long the call of ticket t took. A clock that went back
+// during the call (an injected one) makes it take no time.
+func (b *Breaker) took(t uint64) time.Duration {
+	d := (b.micros() - t) & ticketTimeMask
+	if d >= 1<<39 {
+		return 0
 	}
-	return b.cfg.now().UnixNano() >= b.until.Load()
+	return time.Duration(d) * time.Microsecond
+}
+
+func (b *Breaker) coolDownOver(v *breakerView) bool {
+	switch {
+	case v.err.isolated:
+		return false
+	case b.cfg.clock == nil:
+		return v.ready.Load()
+	}
+	return !b.cfg.now().Before(v.err.until)
 }
 
 // enterSlow admits a call in the half-open state, or moves an open breaker
-// whose cool-down is over to half-open.
-func (b *Breaker) enterSlow() (uint64, error) {
-	b.mu.Lock()
-	w := b.advance()
+// whose cool-down is over to half-open first.
+func (b *Breaker) enterSlow(ctx context.Context) (uint64, error) {
+	now := b.cfg.now()
 	var t uint64
 	var err error
-	switch stateOf(w) {
-	case BreakerClosed:
-		t = b.ticket(w, 0)
-	case BreakerOpen:
-		b.refused.Add(1)
-		err = b.openErr.Load()
-	case BreakerHalfOpen:
-		if b.probes < b.cfg.probes {
-			b.probes++
-			t = b.ticket(w, ticketProbe)
-		} else {
-			b.refused.Add(1)
+	b.change(func() any {
+		from, gen := b.m.state, b.m.gen
+		admitted, probe := b.m.admit(now, b.cfg.probes)
+		b.commit(from, gen)
+		switch {
+		case admitted:
+			t = (b.m.gen & genMask) << ticketGenShift
+			if probe {
+				t |= ticketProbe
+			}
+		case b.m.state == BreakerOpen:
+			err = b.view.Load().err
+		default:
 			err = errProbesBusy
 		}
+		return nil
+	})
+	if err != nil {
+		b.refused.Add(1)
+		if b.cfg.observer != nil {
+			b.reportRefusal(ctx, err)
+		}
+		return 0, err
 	}
-	b.mu.Unlock()
+	return b.stamp(t), nil
+}
+
+// change runs f under the lock, then delivers the state changes it made,
+// and lets a panic of the cool-down backoff, which f returns, go on.
+func (b *Breaker) change(f func() (panicked any)) {
+	p := b.locked(f)
 	b.deliver()
-	return t, err
+	if p != nil {
+		panic(p)
+	}
 }
 
-// advance moves an open breaker whose cool-down is over to half-open, and
-// returns the state word. b.mu is held.
-func (b *Breaker) advance() uint64 {
-	w := b.word.Load()
-	if stateOf(w) == BreakerOpen && !b.isolated && b.coolDownOver(w) {
-		b.probes, b.successes = 0, 0
-		w = b.change(w, BreakerHalfOpen)
-	}
-	return w
-}
-
-// change moves to state to under a new generation. b.mu is held.
-func (b *Breaker) change(w uint64, to BreakerState) uint64 {
-	nw := wordOf(genOf(w)+1, to)
-	b.word.Store(nw)
-	if b.cfg.onChange != nil {
-		b.events = append(b.events, stateChange{stateOf(w), to})
-	}
-	if to == BreakerClosed {
-		b.setDone(genOf(nw))
-	}
-	return nw
+func (b *Breaker) locked(f func() any) any {
+	b.mu.Lock()
+	defer b.mu.Unlock() // also if f panics
+	return f()
 }
 
 func (b *Breaker) exit(t uint64, err error) {
-	failed, counts := b.judge(t, err)
-	w := b.word.Load()
-	if t>>ticketGenShift != genOf(w)&genMask {
-		return // a call from an earlier state: ignored
-	}
-	if t&ticketProbe != 0 {
-		b.exitProbe(t, failed, counts)
-		return
-	}
-	if !counts || stateOf(w) != BreakerClosed {
-		return
-	}
-	if !failed {
-		if b.window != nil {
-			b.mu.Lock()
-			if b.word.Load() == w {
-				now := b.cfg.now()
-				b.window.record(now, false)
-				if b.rateTrips(now) {
-					b.open(w, false)
-				}
-			}
-			b.mu.Unlock()
-			b.deliver()
-		} else if b.cfg.expiry == 0 && b.failures.Load() != 0 {
-			b.failures.Store(0)
+	if err == nil && !b.timed {
+		if v := b.view.Load(); t == v.ticket && v.state == BreakerClosed {
+			b.closedSuccess(v)
+			return
 		}
+	}
+	var took time.Duration
+	if b.timed {
+		took = b.took(t)
+	}
+	b.record(t, err, took)
+	if b.cfg.outcomes {
+		b.ended(err, took)
+	}
+}
+
+// record counts the outcome of the call of ticket t.
+func (b *Breaker) record(t uint64, err error, took time.Duration) {
+	failed, counts := b.judge(err, took)
+	v := b.view.Load()
+	switch {
+	case t>>ticketGenShift != v.gen&genMask:
+		return // a call from an earlier state: ignored
+	case t&ticketProbe != 0:
+		b.probeEnded(t, failed, counts)
 		return
+	case !counts || v.state != BreakerClosed:
+		return
+	case failed:
+		b.closedOutcome(v, true)
+	default:
+		b.closedSuccess(v)
 	}
-	b.mu.Lock()
-	if b.word.Load() == w {
-		b.closedFailure(w)
+}
+
+// closedSuccess counts a success in the closed state of view v.
+func (b *Breaker) closedSuccess(v *breakerView) {
+	if b.cfg.expiry == 0 && v.failures.Load() != 0 {
+		v.failures.Store(0)
 	}
-	b.mu.Unlock()
-	b.deliver()
+	switch {
+	case v.ring != nil:
+		// A success lowers the failure rate, except when its outcome is
+		// the one that brings the window to its minimum of calls.
+		if v.ring.record(false)+1 == uint64(b.cfg.minCalls) {
+			b.closedOutcome(v, false)
+		}
+	case b.times != nil:
+		b.closedOutcome(v, false)
+	}
 }
 
 // judge says whether an outcome is a failure, and whether it counts at all.
-func (b *Breaker) judge(t uint64, err error) (failed, counts bool) {
+func (b *Breaker) judge(err error, took time.Duration) (failed, counts bool) {
 	switch {
 	case err == nil:
 	case b.cfg.isFailure != nil:
@@ -465,214 +330,91 @@ func (b *Breaker) judge(t uint64, err error) (failed, counts bool) {
 	default:
 		failed = true
 	}
-	if !failed && b.cfg.slow > 0 {
-		elapsed := time.Duration((uint64(b.micros())-t)&ticketTimeMask) * time.Microsecond
-		failed = elapsed > b.cfg.slow
-	}
-	return failed, true
+	return failed || (b.cfg.slow > 0 && took > b.cfg.slow), true
 }
 
-// closedFailure counts a failure in the closed state and trips the breaker
-// when a rule says so. b.mu is held.
-func (b *Breaker) closedFailure(w uint64) {
-	var now time.Time
-	if b.window != nil || b.cfg.expiry > 0 {
-		now = b.cfg.now()
-	}
-	trip := false
-	if b.window != nil {
-		b.window.record(now, true)
-		trip = b.rateTrips(now)
-	}
-	if b.cfg.threshold > 0 {
-		if b.cfg.expiry > 0 {
-			if !b.lastFailure.IsZero() && now.Sub(b.lastFailure) > b.cfg.expiry {
-				b.failures.Store(0)
-			}
-			b.lastFailure = now
+// closedOutcome counts, under the lock, an outcome in the closed state of
+// view v, and trips the breaker when a rule says so. A success comes here
+// only to be checked against the window's rate, a count-based window
+// having recorded it already.
+func (b *Breaker) closedOutcome(v *breakerView, failed bool) {
+	now := b.cfg.now()
+	b.change(func() any {
+		if b.view.Load() != v {
+			return nil // a state change came first
 		}
-		if b.failures.Add(1) >= int64(b.cfg.threshold) {
-			trip = true
-		}
-	}
-	if trip {
-		b.open(w, false)
-	}
-}
-
-// rateTrips reports whether the failure rate in the window opens the
-// breaker. b.mu is held.
-func (b *Breaker) rateTrips(now time.Time) bool {
-	calls, failures := b.window.counts(now)
-	return calls >= b.cfg.minCalls && float64(failures) >= b.cfg.rate*float64(calls)
-}
-
-func (b *Breaker) exitProbe(t uint64, failed, counts bool) {
-	b.mu.Lock()
-	w := b.word.Load()
-	if t>>ticketGenShift == genOf(w)&genMask && stateOf(w) == BreakerHalfOpen {
-		b.probes--
+		trip := false
 		switch {
-		case !counts:
-		case failed:
-			b.open(w, false)
-		default:
-			b.successes++
-			if b.successes >= b.cfg.successes {
-				b.close(w)
+		case v.ring != nil:
+			if failed {
+				v.ring.record(true)
 			}
+			calls, failures := v.ring.counts()
+			trip = rateTrips(b.cfg.rate, b.cfg.minCalls, calls, failures)
+		case b.times != nil:
+			at := now.Sub(b.base)
+			b.times.record(at, failed)
+			calls, failures := b.times.counts(at)
+			trip = rateTrips(b.cfg.rate, b.cfg.minCalls, calls, failures)
 		}
-	}
-	b.mu.Unlock()
-	b.deliver()
-}
-
-// open trips the breaker: isolated, until Reset, or for a cool-down. b.mu
-// is held.
-func (b *Breaker) open(w uint64, isolate bool) {
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
-	}
-	b.trips++
-	b.allTrips++
-	b.isolated = isolate
-	b.probes, b.successes = 0, 0 // probes in flight are of an earlier generation now
-	nw := b.change(w, BreakerOpen)
-	gen := genOf(nw)
-	if isolate {
-		b.until.Store(math.MaxInt64)
-		b.openErr.Store(&BreakerOpenError{clock: &b.cfg.common})
-		return
-	}
-	d := b.cfg.coolDown
-	if b.cfg.growth != nil {
-		if g, ok := b.cfg.growth.Delay(b.trips, b.coolDown); ok {
-			d = g
-		} else if b.trips > 1 {
-			d = b.coolDown
+		if failed && b.cfg.threshold > 0 {
+			if b.cfg.expiry > 0 && b.m.failureExpired(now, b.cfg.expiry) {
+				v.failures.Store(0)
+			}
+			trip = v.failures.Add(1) >= int64(b.cfg.threshold) || trip
 		}
-	}
-	b.coolDown = d
-	until := b.cfg.now().Add(d)
-	b.until.Store(until.UnixNano())
-	b.openErr.Store(&BreakerOpenError{until: until, clock: &b.cfg.common})
-	if b.realClock {
-		b.timer = time.AfterFunc(d, func() { b.ready.Store(gen) })
-	}
-}
-
-// close closes the breaker and forgets past failures. b.mu is held.
-func (b *Breaker) close(w uint64) {
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
-	}
-	b.failures.Store(0)
-	b.lastFailure = time.Time{}
-	b.trips, b.coolDown, b.isolated = 0, 0, false
-	b.probes, b.successes = 0, 0
-	if b.window != nil {
-		b.window.reset()
-	}
-	b.change(w, BreakerClosed)
-}
-
-// deliver hands queued state changes to the hook, in order, outside the
-// lock. Only one goroutine delivers at a time; changes made meanwhile,
-// even by the hook itself, are delivered by it too.
-func (b *Breaker) deliver() {
-	if b.cfg.onChange == nil {
-		return
-	}
-	b.mu.Lock()
-	if b.delivering {
-		b.mu.Unlock()
-		return
-	}
-	b.delivering = true
-	for len(b.events) > 0 {
-		evs := b.events
-		b.events = nil
-		b.mu.Unlock()
-		for _, e := range evs {
-			b.cfg.onChange(e.from, e.to)
+		if trip {
+			return b.trip(now, false)
 		}
-		b.mu.Lock()
-	}
-	b.delivering = false
-	b.mu.Unlock()
+		return nil
+	})
 }
 
-// State returns the breaker's state now. An open breaker whose cool-down
-// is over reports, and becomes, half-open.
-func (b *Breaker) State() BreakerState {
-	w := b.word.Load()
-	if stateOf(w) != BreakerOpen || !b.coolDownOver(w) {
-		return stateOf(w)
-	}
-	b.mu.Lock()
-	w = b.advance()
-	b.mu.Unlock()
-	b.deliver()
-	return stateOf(w)
-}
-
-// Trip opens the breaker now, for its cool-down, whatever its state.
-func (b *Breaker) Trip() {
-	b.mu.Lock()
-	b.open(b.word.Load(), false)
-	b.mu.Unlock()
-	b.deliver()
-}
-
-// Isolate opens the breaker until Reset: no cool-down ends it.
-func (b *Breaker) Isolate() {
-	b.mu.Lock()
-	b.open(b.word.Load(), true)
-	b.mu.Unlock()
-	b.deliver()
-}
-
-// Reset closes the breaker and forgets past failures, whatever its state.
-func (b *Breaker) Reset() {
-	b.mu.Lock()
-	b.close(b.word.Load())
-	b.mu.Unlock()
-	b.deliver()
-}
-
-// BreakerMetrics is a snapshot of a [Breaker]'s counts.
-type BreakerMetrics struct {
-	State               BreakerState
-	Isolated            bool    // open until Reset
-	ConsecutiveFailures int     // in the closed state
-	WindowCalls         int     // outcomes in the failure-rate window, if any
-	WindowFailures      int     // failures among them
-	FailureRate         float64 // WindowFailures / WindowCalls, 0 without calls
-	Probes              int     // probes in flight, half-open
-	Trips               int     // times the breaker opened since it was made
-	Refused             int64   // calls refused since it was made
-}
-
-// Metrics returns a snapshot of the breaker's counts.
-func (b *Breaker) Metrics() BreakerMetrics {
-	state := b.State()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := BreakerMetrics{
-		State:               state,
-		Isolated:            b.isolated,
-		ConsecutiveFailures: int(b.failures.Load()),
-		Probes:              b.probes,
-		Trips:               b.allTrips,
-		Refused:             b.refused.Load(),
-	}
-	if b.window != nil {
-		m.WindowCalls, m.WindowFailures = b.window.counts(b.cfg.now())
-		if m.WindowCalls > 0 {
-			m.FailureRate = float64(m.WindowFailures) / float64(m.WindowCalls)
+func (b *Breaker) probeEnded(t uint64, failed, counts bool) {
+	now := b.cfg.now()
+	b.change(func() any {
+		from, gen := b.m.state, b.m.gen
+		if b.m.probeEnded(t>>ticketGenShift, failed, counts, b.cfg.successes) {
+			return b.trip(now, false)
 		}
+		b.commit(from, gen)
+		return nil
+	})
+}
+
+// trip opens the breaker at now: for its next cool-down, or until Reset.
+// It returns what the cool-down backoff panicked with, if it did. b.mu is
+// held.
+func (b *Breaker) trip(now time.Time, isolate bool) (panicked any) {
+	from, gen := b.m.state, b.m.gen
+	var d time.Duration
+	if !isolate {
+		d, panicked = b.nextCoolDown()
 	}
-	return m
+	b.m.open(now, d, isolate)
+	b.commit(from, gen)
+	return panicked
+}
+
+// nextCoolDown returns the cool-down of the next trip. A panic of the
+// backoff is returned, so that the breaker opens (for the last cool-down)
+// before it goes on. b.mu is held.
+func (b *Breaker) nextCoolDown() (d time.Duration, panicked any) {
+	d = b.cfg.coolDown
+	if b.cfg.growth == nil {
+		return d, nil
+	}
+	n, prev := b.m.trips+1, b.m.coolDown
+	if n > 1 {
+		d = prev
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+		}
+	}()
+	if g, ok := b.cfg.growth.Delay(n, prev); ok {
+		d = max(g, 0)
+	}
+	return d, nil
 }

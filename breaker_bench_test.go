@@ -3,6 +3,7 @@ package resilience_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/faf87a20/resilience"
 )
@@ -36,6 +37,39 @@ func BenchmarkBreaker(b *testing.B) {
 	})
 	b.Run("closed-success-rate-window", func(b *testing.B) {
 		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithBreakerFailureRate(0.5, 10, 100)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("closed-success-rate-window-parallel", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithBreakerFailureRate(0.5, 10, 100)))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = p.Execute(ctx, okFunc)
+			}
+		})
+	})
+	b.Run("closed-success-time-window", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithBreakerFailureRateWindow(0.5, 10, time.Minute)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	observer := resilience.ObserverFunc(func(context.Context, resilience.Event) {})
+	b.Run("closed-success-observed", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithObserver(observer)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("open-refusal-observed", func(b *testing.B) {
+		br := resilience.NewBreaker(resilience.WithObserver(observer))
+		br.Trip()
+		p := resilience.Guarded[int](br)
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, okFunc)

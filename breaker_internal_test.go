@@ -3,10 +3,27 @@ package resilience
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
+
+// countingObserver counts events by kind.
+type countingObserver struct {
+	n        [32]atomic.Int64
+	outcomes bool
+}
+
+func (o *countingObserver) Observe(_ context.Context, e Event) { o.n[e.Kind].Add(1) }
+func (o *countingObserver) ObserveOutcomes() bool              { return o.outcomes }
 
 func TestBreakerAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
@@ -16,6 +33,12 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 	p := Guarded[int](closed)
 	q := Guarded[int](open)
 	c := Compose(Retry[int](), Guarded[int](closed), Guarded[int](NewBulkhead(4)))
+	counted := Guarded[int](NewBreaker(WithBreakerFailureRate(0.5, 10, 100)))
+	timed := Guarded[int](NewBreaker(WithBreakerFailureRateWindow(0.5, 10, time.Minute)))
+	observed := NewBreaker(WithObserver(&countingObserver{}), WithClock(clock.NewMock()))
+	observed.Trip()
+	outcomes := Guarded[int](NewBreaker(WithObserver(&countingObserver{outcomes: true})))
+	refusedObserved := Guarded[int](observed)
 	errX := errors.New("x")
 	tests := []struct {
 		name string
@@ -34,6 +57,10 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 			done, _ = closed.Enter(ctx)
 			done(nil)
 		}},
+		{"closed success, count window", func() { _, _ = counted.Execute(ctx, succeed) }},
+		{"closed success, time window", func() { _, _ = timed.Execute(ctx, succeed) }},
+		{"refusal, observed", func() { _, _ = refusedObserved.Execute(ctx, succeed) }},
+		{"closed success, outcomes observed", func() { _, _ = outcomes.Execute(ctx, succeed) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,4 +69,332 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 			}
 		})
 	}
+	// A change of state allocates its new view; reporting it allocates
+	// nothing more.
+	changes := func(b *Breaker) float64 {
+		return testing.AllocsPerRun(100, func() {
+			b.Trip()
+			b.Reset()
+		})
+	}
+	plain := changes(NewBreaker(WithClock(clock.NewMock())))
+	reported := changes(NewBreaker(WithClock(clock.NewMock()), WithObserver(&countingObserver{}),
+		WithBreakerOnStateChange(func(from, to BreakerState) {})))
+	assert.Equal(t, plain, reported, "allocations of Trip and Reset, reported and not")
+}
+
+// TestBreakerMachine feeds the state machine events and times directly.
+func TestBreakerMachine(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	const maxD = time.Duration(1<<63 - 1)
+	type want struct {
+		state  BreakerState
+		gen    uint64
+		probes int
+	}
+	tests := []struct {
+		name string
+		run  func(t *testing.T, m *machine)
+		want want
+	}{
+		{"closed admits without probes", func(t *testing.T, m *machine) {
+			ok, probe := m.admit(t0, 1)
+			assert.True(t, ok)
+			assert.False(t, probe)
+		}, want{BreakerClosed, 0, 0}},
+		{"open refuses before the cool-down ends", func(t *testing.T, m *machine) {
+			m.open(t0, time.Second, false)
+			ok, _ := m.admit(t0.Add(time.Second-1), 1)
+			assert.False(t, ok)
+		}, want{BreakerOpen, 1, 0}},
+		{"half-open at the instant it ends, one probe", func(t *testing.T, m *machine) {
+			m.open(t0, time.Second, false)
+			ok, probe := m.admit(t0.Add(time.Second), 1)
+			assert.True(t, ok && probe)
+			ok, _ = m.admit(t0.Add(time.Second), 1)
+			assert.False(t, ok, "probes busy")
+		}, want{BreakerHalfOpen, 2, 1}},
+		{"a clock that goes back keeps it open", func(t *testing.T, m *machine) {
+			m.open(t0, time.Second, false)
+			assert.False(t, m.advance(t0.Add(-time.Hour)))
+		}, want{BreakerOpen, 1, 0}},
+		{"isolated: no time ends it", func(t *testing.T, m *machine) {
+			m.open(t0, 0, true)
+			assert.False(t, m.advance(t0.Add(maxD)))
+		}, want{BreakerOpen, 1, 0}},
+		{"a cool-down past 2262 is kept", func(t *testing.T, m *machine) {
+			m.open(time.Unix(0, 0), maxD, false)
+			assert.False(t, m.advance(time.Date(2262, 4, 11, 0, 0, 0, 0, time.UTC)))
+			assert.True(t, m.advance(time.Date(2262, 4, 12, 0, 0, 0, 0, time.UTC)))
+		}, want{BreakerHalfOpen, 2, 0}},
+		{"successful probes close it", func(t *testing.T, m *machine) {
+			m.open(t0, 0, false)
+			m.admit(t0, 2)
+			m.admit(t0, 2)
+			assert.False(t, m.probeEnded(2, false, true, 2))
+			assert.Equal(t, BreakerHalfOpen, m.state)
+			assert.False(t, m.probeEnded(2, false, true, 2))
+		}, want{BreakerClosed, 3, 0}},
+		{"a failed probe asks to reopen", func(t *testing.T, m *machine) {
+			m.open(t0, 0, false)
+			m.admit(t0, 1)
+			assert.True(t, m.probeEnded(2, true, true, 1))
+		}, want{BreakerHalfOpen, 2, 0}},
+		{"an outcome that does not count frees its probe", func(t *testing.T, m *machine) {
+			m.open(t0, 0, false)
+			m.admit(t0, 1)
+			assert.False(t, m.probeEnded(2, true, false, 1))
+		}, want{BreakerHalfOpen, 2, 0}},
+		{"a probe of an earlier generation is ignored", func(t *testing.T, m *machine) {
+			m.open(t0, 0, false)
+			m.admit(t0, 1)
+			assert.False(t, m.probeEnded(1, true, true, 1))
+		}, want{BreakerHalfOpen, 2, 1}},
+		{"close forgets", func(t *testing.T, m *machine) {
+			m.open(t0, time.Second, false)
+			m.failureExpired(t0, time.Second)
+			m.close()
+			assert.Zero(t, m.trips)
+			assert.Zero(t, m.coolDown)
+			assert.False(t, m.hasLastFailure)
+			assert.Equal(t, 1, m.allTrips)
+		}, want{BreakerClosed, 2, 0}},
+		{"failure expiry", func(t *testing.T, m *machine) {
+			assert.False(t, m.failureExpired(t0, time.Second), "first")
+			assert.False(t, m.failureExpired(t0.Add(time.Second), time.Second), "exactly the expiry later")
+			assert.True(t, m.failureExpired(t0.Add(2*time.Second+1), time.Second))
+			assert.False(t, m.failureExpired(t0, time.Second), "a clock that went back")
+		}, want{BreakerClosed, 0, 0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m machine
+			tc.run(t, &m)
+			assert.Equal(t, tc.want, want{m.state, m.gen, m.probes})
+		})
+	}
+	rates := []struct {
+		rate                     float64
+		minCalls, calls, failing int
+		want                     bool
+	}{
+		{0.5, 4, 3, 3, false},
+		{0.5, 4, 4, 2, true},
+		{0.5, 4, 4, 1, false},
+		{1, 1, 1, 1, true},
+		{0.1, 1, 1000, 99, false},
+		{0.1, 1, 1000, 100, true},
+	}
+	for _, r := range rates {
+		assert.Equal(t, r.want, rateTrips(r.rate, r.minCalls, r.calls, r.failing), "%+v", r)
+	}
+}
+
+// TestCountRing checks the ring against the plain list of the last n
+// outcomes, and its invariant when records race.
+func TestCountRing(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 3, 63, 64, 65, 130} {
+		r := newCountRing(n)
+		var last []bool
+		for i := range 500 {
+			failed := rng.IntN(3) == 0
+			require.Equal(t, uint64(i), r.record(failed))
+			last = append(last, failed)
+			if len(last) > n {
+				last = last[1:]
+			}
+			want := 0
+			for _, f := range last {
+				if f {
+					want++
+				}
+			}
+			calls, failures := r.counts()
+			require.Equal(t, [2]int{len(last), want}, [2]int{calls, failures}, "n=%d, record %d", n, i)
+		}
+	}
+	for _, n := range []uint64{1, 2, 3, 7, 64, 100, 999_983, maxWindowCalls} {
+		r := newCountRing(int(n))
+		for _, i := range []uint64{0, 1, n - 1, n, n + 1, 1<<63 - 1, 1 << 63, math.MaxUint64, math.MaxUint64 - n + 1} {
+			require.Equal(t, i%n, r.slot(i), "%d mod %d", i, n)
+		}
+		for range 1000 {
+			i := rng.Uint64()
+			require.Equal(t, i%n, r.slot(i), "%d mod %d", i, n)
+		}
+	}
+	r := newCountRing(100)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 2000 {
+				r.record((i+g)%3 == 0)
+			}
+		})
+	}
+	wg.Wait()
+	set := 0
+	for i := range r.bits {
+		set += popcount(r.bits[i].Load())
+	}
+	calls, failures := r.counts()
+	assert.Equal(t, 100, calls)
+	assert.Equal(t, set, failures, "the failure count is the bits set")
+}
+
+func popcount(x uint64) (n int) {
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+// TestTimeBuckets: outcomes drop out after the span; times before the
+// breaker's start (negative) and a clock that goes back are handled.
+func TestTimeBuckets(t *testing.T) {
+	w := newTimeBuckets(10 * time.Second)
+	s := time.Second
+	w.record(-25*s-s/2, true) // slot -26
+	w.record(-21*s, false)    // slot -21
+	calls, failures := w.counts(-17 * s)
+	assert.Equal(t, [2]int{2, 1}, [2]int{calls, failures})
+	calls, _ = w.counts(-16 * s)
+	assert.Equal(t, 1, calls, "slot -26 has dropped out")
+	calls, _ = w.counts(-22 * s)
+	assert.Equal(t, 1, calls, "slot -21 is ahead: the clock went back")
+	w.record(time.Duration(-1<<63), true)
+	w.record(time.Duration(1<<63-1), true)
+	calls, _ = w.counts(time.Duration(1<<63 - 1))
+	assert.Equal(t, 1, calls)
+	w.reset()
+	calls, _ = w.counts(0)
+	assert.Zero(t, calls)
+}
+
+// TestBreakerUnlocksWhenBackoffPanics: a cool-down backoff that panics or
+// calls runtime.Goexit leaves the breaker's lock free, and the breaker
+// open when it could be opened.
+func TestBreakerUnlocksWhenBackoffPanics(t *testing.T) {
+	for _, exit := range []func(){func() { panic("backoff") }, runtime.Goexit} {
+		b := NewBreaker(WithClock(clock.NewMock()), WithBreakerThreshold(1),
+			WithBreakerCoolDownBackoff(BackoffFunc(func(int, time.Duration) (time.Duration, bool) {
+				exit()
+				return 0, false
+			})))
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			defer func() { _ = recover() }()
+			b.Trip()
+		}()
+		<-ended
+		require.True(t, b.mu.TryLock(), "the lock is still held")
+		b.mu.Unlock()
+		b.Reset()
+		assert.Equal(t, BreakerClosed, b.State())
+	}
+}
+
+// TestBreakerHintJitterBounds draws the jitter from an injected source:
+// the hint is the cool-down left plus the margin at the least, plus 20% of
+// the cool-down left at the most, and a seeded source spreads it evenly.
+func TestBreakerHintJitterBounds(t *testing.T) {
+	mock := clock.NewMock()
+	b := NewBreaker(WithClock(mock), WithBreakerThreshold(1), WithBreakerCoolDown(10*time.Second), WithBreakerHintJitter(0.2))
+	b.Trip()
+	mock.Add(2 * time.Second)
+	e := b.view.Load().err
+	const left = 8 * time.Second
+	b.cfg.rand = source{fixedRand(0)}
+	assert.Equal(t, left+time.Millisecond, e.RetryAfter())
+	b.cfg.rand = source{fixedRand(1<<64 - 1)}
+	assert.Equal(t, left+time.Millisecond+left/5, e.RetryAfter())
+
+	b.cfg.rand = source{rand.New(rand.NewPCG(3, 4))}
+	var tenths [10]int
+	for range 1000 {
+		tenths[(e.RetryAfter()-left-time.Millisecond)*10/(left/5+1)]++
+	}
+	for i, n := range tenths {
+		assert.InDelta(t, 100, n, 40, "tenth %d of %v", i, tenths)
+	}
+}
+
+// fixedRand always draws the same number.
+type fixedRand uint64
+
+func (r fixedRand) Uint64() uint64 { return uint64(r) }
+
+// countingClock counts the readings of a mock clock.
+type countingClock struct {
+	*clock.Mock
+	reads atomic.Int64
+}
+
+func (c *countingClock) Now() time.Time {
+	c.reads.Add(1)
+	return c.Mock.Now()
+}
+
+// TestBreakerCountWindowSuccessIsLockFree: with a count-based failure
+// window, a success in the closed state reads no clock and takes no lock.
+// The test holds the lock while the successes run; if one waited for it, a
+// watchdog would release it after a long while and fail the test.
+func TestBreakerCountWindowSuccessIsLockFree(t *testing.T) {
+	clk := &countingClock{Mock: clock.NewMock()}
+	b := NewBreaker(WithClock(clk), WithBreakerFailureRate(0.5, 10, 100))
+	p := Guarded[int](b)
+	outcome := func(err error) {
+		_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, err })
+	}
+	for range 10 {
+		outcome(nil) // the tenth, which fills the minimum of calls, checks the rate under the lock
+	}
+	for range 4 {
+		outcome(errors.New("x")) // a failure takes the lock and reads the clock
+	}
+	reads := clk.reads.Load()
+	b.mu.Lock()
+	finished := make(chan struct{})
+	var waited atomic.Bool
+	go func() {
+		select {
+		case <-finished:
+		case <-time.After(10 * time.Second):
+			waited.Store(true)
+			b.mu.Unlock()
+		}
+	}()
+	for range 200 {
+		outcome(nil)
+	}
+	close(finished)
+	require.False(t, waited.Load(), "a success waited for the lock")
+	b.mu.Unlock()
+	assert.Equal(t, reads, clk.reads.Load(), "a success read the clock")
+	m := b.Metrics()
+	assert.Equal(t, [2]int{100, 0}, [2]int{m.WindowCalls, m.WindowFailures})
+}
+
+// TestBreakerQueueDrained: after a hook panicked, the changes still
+// queued are delivered and the queue is empty again.
+func TestBreakerQueueDrained(t *testing.T) {
+	n := 0
+	b := NewBreaker(WithClock(clock.NewMock()), WithBreakerOnStateChange(func(from, to BreakerState) {
+		n++
+		if n == 1 {
+			panic("hook")
+		}
+	}))
+	assert.Panics(t, b.Trip)
+	for range 1000 {
+		b.Reset()
+		b.Trip()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	assert.Equal(t, 2001, n)
+	assert.Equal(t, b.out.head, len(b.out.queue), "nothing left in the queue")
+	assert.False(t, b.out.delivering)
 }

@@ -1,56 +1,105 @@
 package resilience
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+	"time"
+)
+
+// maxWindowCalls is the largest count-based failure window: its ring holds
+// one bit per outcome, 125 KB at most, made afresh each time the breaker
+// closes.
+const maxWindowCalls = 1_000_000
+
+// countRing holds the outcomes of the last n calls, one bit each (set: a
+// failure), and is written without a lock: each outcome takes the next
+// index with one atomic add and flips its bit atomically. A breaker makes
+// a new ring each time it closes, so an outcome that arrives late lands in
+// a ring nobody reads any more.
+//
+// failures is the number of set bits once no record is in progress; while
+// records race, the counts are those of the last n calls give or take the
+// ones in flight.
+type countRing struct {
+	n        uint64
+	inv      uint64        // ⌊(2^64−1)/n⌋: divides by n with a multiplication
+	next     atomic.Uint64 // outcomes recorded since the ring was made
+	failures atomic.Int64
+	bits     []atomic.Uint64
+}
+
+func newCountRing(n int) *countRing {
+	return &countRing{n: uint64(n), inv: math.MaxUint64 / uint64(n), bits: make([]atomic.Uint64, (n+63)/64)}
+}
+
+// slot returns i mod n. The quotient by the reciprocal is floor(i/n) or
+// one less, so the remainder needs one correction at most; a hardware
+// division would cost more than the rest of a success.
+func (r *countRing) slot(i uint64) uint64 {
+	q, _ := bits.Mul64(i, r.inv)
+	s := i - q*r.n
+	if s >= r.n {
+		s -= r.n
+	}
+	return s
+}
+
+// record stores an outcome and returns its index, from 0.
+func (r *countRing) record(failed bool) uint64 {
+	i := r.next.Add(1) - 1
+	slot := r.slot(i)
+	w, bit := &r.bits[slot/64], uint64(1)<<(slot%64)
+	if failed {
+		if w.Or(bit)&bit == 0 {
+			r.failures.Add(1)
+		}
+	} else if w.Load()&bit != 0 { // most successes replace a success: no write
+		if w.And(^bit)&bit != 0 {
+			r.failures.Add(-1)
+		}
+	}
+	return i
+}
+
+// counts returns how many outcomes the ring holds and how many failed.
+func (r *countRing) counts() (calls, failures int) {
+	return int(min(r.next.Load(), r.n)), int(max(r.failures.Load(), 0))
+}
 
 // windowBuckets is how many buckets a time-based window rolls through.
 const windowBuckets = 10
 
-// failureWindow counts outcomes over the last n calls (a ring) or over the
-// last span of time (rolling buckets, whose expired counts drop out).
-// Guarded by its breaker's mutex.
-type failureWindow struct {
-	// count-based
-	ring     []bool
-	next     int
-	filled   int
-	failures int
-
-	// time-based
-	span    time.Duration
+// timeBuckets counts outcomes over the last span of time in rolling
+// buckets whose expired counts drop out. Times are offsets on the
+// breaker's own time line, negative when an injected clock went back
+// before the breaker was made. Guarded by its breaker's mutex.
+type timeBuckets struct {
 	width   time.Duration
 	buckets [windowBuckets]struct {
-		start           int64 // bucket start, in widths since the Unix epoch
+		slot            int64 // the bucket's start, in widths since the breaker's start
 		calls, failures int
 	}
 }
 
-func newFailureWindow(calls int, span time.Duration) *failureWindow {
-	if span > 0 {
-		return &failureWindow{span: span, width: span / windowBuckets}
-	}
-	return &failureWindow{ring: make([]bool, calls)}
+func newTimeBuckets(span time.Duration) *timeBuckets {
+	return &timeBuckets{width: span / windowBuckets}
 }
 
-func (w *failureWindow) record(now time.Time, failed bool) {
-	if w.ring != nil {
-		if w.filled == len(w.ring) {
-			if w.ring[w.next] {
-				w.failures--
-			}
-		} else {
-			w.filled++
-		}
-		w.ring[w.next] = failed
-		if failed {
-			w.failures++
-		}
-		w.next = (w.next + 1) % len(w.ring)
-		return
+// slot returns the bucket number of at, rounding down.
+func (w *timeBuckets) slot(at time.Duration) int64 {
+	s := int64(at / w.width)
+	if at%w.width < 0 {
+		s--
 	}
-	slot := now.UnixNano() / int64(w.width)
-	b := &w.buckets[slot%windowBuckets]
-	if b.start != slot {
-		b.start, b.calls, b.failures = slot, 0, 0
+	return s
+}
+
+func (w *timeBuckets) record(at time.Duration, failed bool) {
+	s := w.slot(at)
+	b := &w.buckets[(s%windowBuckets+windowBuckets)%windowBuckets] // never negative
+	if b.slot != s {
+		b.slot, b.calls, b.failures = s, 0, 0
 	}
 	b.calls++
 	if failed {
@@ -58,14 +107,12 @@ func (w *failureWindow) record(now time.Time, failed bool) {
 	}
 }
 
-// counts returns the outcomes and failures in the window at now.
-func (w *failureWindow) counts(now time.Time) (calls, failures int) {
-	if w.ring != nil {
-		return w.filled, w.failures
-	}
-	slot := now.UnixNano() / int64(w.width)
+// counts returns the outcomes and failures in the window at at. Buckets
+// ahead of at (the clock went back) do not count.
+func (w *timeBuckets) counts(at time.Duration) (calls, failures int) {
+	s := w.slot(at)
 	for _, b := range w.buckets {
-		if b.start > slot-windowBuckets && b.start <= slot {
+		if b.slot <= s && uint64(s)-uint64(b.slot) < windowBuckets {
 			calls += b.calls
 			failures += b.failures
 		}
@@ -73,14 +120,4 @@ func (w *failureWindow) counts(now time.Time) (calls, failures int) {
 	return calls, failures
 }
 
-func (w *failureWindow) reset() {
-	if w.ring != nil {
-		clear(w.ring)
-		w.next, w.filled, w.failures = 0, 0, 0
-		return
-	}
-	w.buckets = [windowBuckets]struct {
-		start           int64
-		calls, failures int
-	}{}
-}
+func (w *timeBuckets) reset() { clear(w.buckets[:]) }

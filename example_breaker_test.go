@@ -30,7 +30,7 @@ func ExampleNewBreaker() {
 	_, err := resilience.Do(context.Background(), policy, up)
 	var open *resilience.BreakerOpenError
 	if errors.As(err, &open) {
-		fmt.Println("refused; retry after", open.RetryAfter())
+		fmt.Println("refused; a probe may go in", open.CoolDownLeft())
 	}
 
 	mock.Add(time.Minute)
@@ -38,7 +38,7 @@ func ExampleNewBreaker() {
 	fmt.Println(v, err)
 	// Output:
 	// breaker: closed -> open
-	// refused; retry after 1m0.001s
+	// refused; a probe may go in 1m0s
 	// breaker: open -> half-open
 	// breaker: half-open -> closed
 	// up <nil>

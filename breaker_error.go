@@ -1,0 +1,71 @@
+package resilience
+
+import (
+	"math"
+	"time"
+)
+
+// BreakerOpenError is the error of a call refused by an open [Breaker]. It
+// matches [ErrBreakerOpen], and RetryAfter tells how long to wait before
+// trying again, so a [Retry] outside the breaker waits just that long.
+// Every call refused during one trip gets the same *BreakerOpenError.
+type BreakerOpenError struct {
+	until    time.Time // end of the cool-down
+	isolated bool      // open until Reset
+	cfg      *breakerConfig
+}
+
+// Error returns "resilience: circuit breaker open".
+func (e *BreakerOpenError) Error() string { return ErrBreakerOpen.Error() }
+
+// Is reports whether target is ErrBreakerOpen.
+func (e *BreakerOpenError) Is(target error) bool { return target == ErrBreakerOpen }
+
+// CoolDownLeft returns the time left until the breaker's cool-down ends and
+// it lets a probe through, exactly: 0 once it has ended, the largest
+// Duration while the breaker is isolated (see [Breaker.Isolate]).
+func (e *BreakerOpenError) CoolDownLeft() time.Duration {
+	if e.isolated {
+		return maxDuration
+	}
+	var now time.Time
+	if e.cfg != nil {
+		now = e.cfg.now()
+	} else {
+		now = time.Now()
+	}
+	return max(e.until.Sub(now), 0) // Sub saturates
+}
+
+// RetryAfter returns how long to wait before trying again: the cool-down
+// left, a margin of a millisecond so that a call made after that long
+// finds the breaker half-open, and, with [WithBreakerHintJitter], a random
+// wait of up to a fraction of the cool-down left, so that the callers it
+// refused do not all come back in the same instant.
+// It is never shorter than the time until the breaker half-opens, and
+// saturates at the largest Duration, which it returns while the breaker is
+// isolated. Each call draws its own jitter.
+func (e *BreakerOpenError) RetryAfter() time.Duration {
+	left := e.CoolDownLeft()
+	d := add(left, retryAfterMargin)
+	if e.cfg != nil && e.cfg.hintJitter > 0 && left > 0 {
+		if j := float64(left) * e.cfg.hintJitter; j < math.MaxInt64 {
+			d = add(d, time.Duration(e.cfg.rand.int64n(int64(j)+1)))
+		} else {
+			d = maxDuration
+		}
+	}
+	return d
+}
+
+// retryAfterMargin lets the cool-down's timer fire before the retry comes.
+const retryAfterMargin = time.Millisecond
+
+// errProbesBusy refuses a call while every probe of a half-open breaker is
+// in flight.
+var errProbesBusy error = probesBusyError{}
+
+type probesBusyError struct{}
+
+func (probesBusyError) Error() string        { return "resilience: circuit breaker half-open, probes busy" }
+func (probesBusyError) Is(target error) bool { return target == ErrBreakerOpen }

@@ -1,0 +1,103 @@
+package resilience
+
+import (
+	"context"
+	"time"
+)
+
+// breakerComponent labels the breaker's events.
+const breakerComponent = "breaker"
+
+type stateChange struct{ from, to BreakerState }
+
+// outbox holds the state changes not yet handed to the observer and the
+// hook. Guarded by its breaker's mutex.
+type outbox struct {
+	queue      []stateChange
+	head       int  // queue[head:] is pending
+	delivering bool // a goroutine is handing changes out
+}
+
+// reports says whether state changes are handed to anyone.
+func (c *breakerConfig) reports() bool { return c.observer != nil || c.onChange != nil }
+
+// queue adds a change to deliver. b.mu is held.
+func (b *Breaker) queue(from, to BreakerState) {
+	if !b.cfg.reports() {
+		return
+	}
+	b.out.queue = append(b.out.queue, stateChange{from, to})
+	b.pending.Store(true)
+}
+
+// deliver hands the queued state changes to the observer and the hook, in
+// order, one at a time, outside the lock. Only one goroutine delivers at a
+// time, so neither the observer nor the hook runs twice at once for state
+// changes; changes made meanwhile, even by the hook itself, are delivered
+// by the goroutine already delivering. When the observer or the hook
+// panics, the goroutine stops delivering (the panic goes on up through its
+// call) and the next caller of deliver takes over the changes left.
+func (b *Breaker) deliver() {
+	if !b.pending.Load() {
+		return
+	}
+	b.mu.Lock()
+	if b.out.delivering {
+		b.mu.Unlock()
+		return
+	}
+	b.out.delivering = true
+	b.mu.Unlock()
+	finished := false
+	defer func() { // when the observer or the hook panicked or called runtime.Goexit
+		if !finished {
+			b.mu.Lock()
+			b.out.delivering = false
+			b.mu.Unlock()
+		}
+	}()
+	for {
+		b.mu.Lock()
+		o := &b.out
+		if o.head == len(o.queue) {
+			// Found empty and given up under one lock: a change queued
+			// after this is delivered by the goroutine that queued it.
+			o.queue, o.head, o.delivering = o.queue[:0], 0, false // the memory is reused
+			b.pending.Store(false)
+			b.mu.Unlock()
+			finished = true
+			return
+		}
+		c := o.queue[o.head]
+		o.head++
+		b.mu.Unlock()
+		b.handOut(c)
+	}
+}
+
+func (b *Breaker) handOut(c stateChange) {
+	if b.cfg.observer != nil {
+		// A change belongs to no single call: several may have made it.
+		b.cfg.observe(context.Background(), Event{Kind: EventStateChange, Component: breakerComponent, From: c.from, To: c.to})
+	}
+	if b.cfg.onChange != nil {
+		b.cfg.onChange(c.from, c.to)
+	}
+}
+
+// reportRefusal reports a refusal to the observer, in the caller's
+// goroutine and with its ctx.
+func (b *Breaker) reportRefusal(ctx context.Context, err error) {
+	var hint time.Duration
+	if h, ok := err.(*BreakerOpenError); ok {
+		hint = h.RetryAfter()
+	}
+	b.cfg.observe(ctx, Event{Kind: EventRefused, Component: breakerComponent, Err: err, Wait: hint})
+}
+
+// ended reports a call's end to an observer that asked for outcomes. The
+// breaker does not learn the call's context, so the event carries
+// context.Background().
+func (b *Breaker) ended(err error, took time.Duration) {
+	b.cfg.observe(context.Background(), Event{Kind: EventCallEnded, Component: breakerComponent, Err: err, Duration: took})
+}

@@ -1,0 +1,244 @@
+package resilience
+
+import (
+	"fmt"
+	"time"
+)
+
+// BreakerOption configures [NewBreaker]. [Option] ([WithClock],
+// [WithObserver], [WithName]) is one too.
+type BreakerOption interface {
+	applyBreaker(*breakerConfig)
+}
+
+type breakerConfig struct {
+	threshold   int
+	expiry      time.Duration
+	rate        float64
+	minCalls    int
+	windowCalls int
+	windowSpan  time.Duration
+	slow        time.Duration
+	coolDown    time.Duration
+	growth      Backoff
+	probes      int
+	successes   int
+	hintJitter  float64
+	isFailure   func(error) bool
+	onChange    func(from, to BreakerState)
+	rand        source // of the hint's jitter
+	common
+}
+
+func defaultBreakerConfig() breakerConfig {
+	return breakerConfig{
+		threshold: 5, coolDown: 30 * time.Second, probes: 1, successes: 1,
+	}
+}
+
+// check panics if the options together make no sense.
+func (c *breakerConfig) check() {
+	if c.threshold == 0 && c.rate == 0 {
+		panic("resilience: NewBreaker: no rule can open the breaker (failure threshold 0 and no failure rate)")
+	}
+	if c.threshold == 0 && c.expiry > 0 {
+		panic(fmt.Sprintf("resilience: NewBreaker: WithBreakerFailureExpiry(%v) has no effect with WithBreakerThreshold(0)", c.expiry))
+	}
+}
+
+type breakerOptionFunc func(*breakerConfig)
+
+func (f breakerOptionFunc) applyBreaker(c *breakerConfig) { f(c) }
+
+func (o Option) applyBreaker(c *breakerConfig) { o.set(&c.common) }
+
+// WithBreakerThreshold opens the breaker after n consecutive failures; a
+// success starts the count again. The default is 5; 0 turns the rule off,
+// leaving a failure rate to open the breaker. It panics if n is negative.
+func WithBreakerThreshold(n int) BreakerOption {
+	if n < 0 {
+		panic(fmt.Sprintf("resilience: WithBreakerThreshold: threshold must not be negative, got %d", n))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.threshold = n })
+}
+
+// WithBreakerFailureExpiry switches the threshold rule to go-resiliency's:
+// the breaker opens after threshold failures with no error-free period of
+// d between them. A failure more than d after the previous one starts the
+// count again, and successes do not. It panics unless d > 0; [NewBreaker]
+// panics if it is given with a threshold of 0, where it would mean
+// nothing.
+func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
+	if d <= 0 {
+		panic(fmt.Sprintf("resilience: WithBreakerFailureExpiry: expiry must be positive, got %v", d))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.expiry = d })
+}
+
+// WithBreakerFailureRate opens the breaker when, among the outcomes of the
+// last calls calls, the share of failures reaches rate (0.5: half),
+// provided at least minCalls outcomes are counted. It works beside the
+// consecutive-failure threshold: either rule opens the breaker. A success
+// records its outcome without a lock and without reading the clock. It
+// replaces a [WithBreakerFailureRateWindow] given before it. It panics
+// unless 0 < rate <= 1, 1 <= calls <= 1,000,000 and 1 <= minCalls <=
+// calls.
+func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
+	const fn = "WithBreakerFailureRate"
+	checkRate(fn, rate)
+	if calls < 1 || calls > maxWindowCalls {
+		panic(fmt.Sprintf("resilience: %s: calls must be between 1 and %d, got %d", fn, maxWindowCalls, calls))
+	}
+	if minCalls < 1 || minCalls > calls {
+		panic(fmt.Sprintf("resilience: %s: minCalls must be between 1 and calls (%d), got %d", fn, calls, minCalls))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) {
+		c.rate, c.minCalls, c.windowCalls, c.windowSpan = rate, minCalls, calls, 0
+	})
+}
+
+// WithBreakerFailureRateWindow opens the breaker when, among the outcomes
+// of the last span of time (kept in 10 rolling buckets), the share of
+// failures reaches rate, provided at least minCalls outcomes are counted.
+// Every call then takes the breaker's lock and reads the clock. It replaces
+// a [WithBreakerFailureRate] given before it. It panics unless
+// 0 < rate <= 1, minCalls >= 1 and span >= 10ns.
+func WithBreakerFailureRateWindow(rate float64, minCalls int, span time.Duration) BreakerOption {
+	const fn = "WithBreakerFailureRateWindow"
+	checkRate(fn, rate)
+	if minCalls < 1 {
+		panic(fmt.Sprintf("resilience: %s: minCalls must be at least 1, got %d", fn, minCalls))
+	}
+	if span < windowBuckets {
+		panic(fmt.Sprintf("resilience: %s: span must be at least 10ns, got %v", fn, span))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) {
+		c.rate, c.minCalls, c.windowCalls, c.windowSpan = rate, minCalls, 0, span
+	})
+}
+
+func checkRate(fn string, rate float64) {
+	if !(rate > 0 && rate <= 1) { // also false for NaN
+		panic(fmt.Sprintf("resilience: %s: rate must be in (0, 1], got %v", fn, rate))
+	}
+}
+
+// maxSlowCall is the longest slow-call threshold: a call's start is kept
+// in 40 bits of microseconds, which measure a call of up to 2^39 µs (6
+// days and 8 hours) and tell a clock that went back.
+const maxSlowCall = 6 * 24 * time.Hour
+
+// WithBreakerSlowCallThreshold counts a call that takes longer than d as a
+// failure even when it succeeds. Calls are timed in microseconds: on the
+// real clock monotonically, so a step of the wall clock changes nothing;
+// on an injected clock as the difference of its readings, and a call
+// during which that clock went back took no time. By default no call is
+// too slow. It panics unless 0 < d <= 144h (6 days).
+func WithBreakerSlowCallThreshold(d time.Duration) BreakerOption {
+	if d <= 0 || d > maxSlowCall {
+		panic(fmt.Sprintf("resilience: WithBreakerSlowCallThreshold: threshold must be in (0, %v], got %v", maxSlowCall, d))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.slow = d })
+}
+
+// WithBreakerCoolDown sets how long the breaker stays open before it lets
+// probes through. The default is 30s; 0 lets the next call through as a
+// probe at once. Any length is valid: the end of a cool-down of hundreds
+// of years is kept exactly, and its retry hint saturates at the largest
+// Duration. It panics if d is negative.
+func WithBreakerCoolDown(d time.Duration) BreakerOption {
+	checkDuration("WithBreakerCoolDown", "d", d)
+	return breakerOptionFunc(func(c *breakerConfig) { c.coolDown = d })
+}
+
+// WithBreakerCoolDownBackoff makes the cool-down grow on repeated trips:
+// trip n since the breaker last closed stays open b.Delay(n, previous
+// cool-down); when b stops, the last cool-down is kept, and a negative
+// delay counts as 0. If b panics, the breaker opens for the last cool-down
+// (the one of [WithBreakerCoolDown] on a first trip) and the panic goes on
+// up through the call that tripped it. It panics if b is nil or a nil
+// pointer or function.
+func WithBreakerCoolDownBackoff(b Backoff) BreakerOption {
+	if isNil(b) {
+		panic("resilience: WithBreakerCoolDownBackoff: backoff is " + nilName(b))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.growth = b })
+}
+
+// WithBreakerProbes sets how many probe calls a half-open breaker lets run
+// at once; more are refused. The default is 1. It panics if n < 1.
+func WithBreakerProbes(n int) BreakerOption {
+	if n < 1 {
+		panic(fmt.Sprintf("resilience: WithBreakerProbes: probes must be at least 1, got %d", n))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.probes = n })
+}
+
+// WithBreakerSuccessThreshold sets how many probes must succeed before a
+// half-open breaker closes; one failure reopens it. The default is 1. It
+// panics if n < 1.
+func WithBreakerSuccessThreshold(n int) BreakerOption {
+	if n < 1 {
+		panic(fmt.Sprintf("resilience: WithBreakerSuccessThreshold: successes must be at least 1, got %d", n))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.successes = n })
+}
+
+// WithBreakerHintJitter spreads the retry hints of an open breaker's
+// refusals (see [BreakerOpenError.RetryAfter]): each hint adds a random
+// wait of up to f times the cool-down left, so that the callers waiting on
+// it do not all come back in the instant the breaker half-opens. No hint
+// is ever earlier than that instant. It panics unless 0 <= f <= 1.
+//
+// The default is 0: every caller gets the same hint, and those who come
+// back together find the breaker half-open, which lets its probes through
+// and refuses the others again, without a hint, so that their own backoff
+// spreads them. Spread hints instead bring them back over a span in which
+// the breaker has often closed already, all of them then reaching a
+// service that has just recovered: choose f large enough for that span to
+// absorb them.
+func WithBreakerHintJitter(f float64) BreakerOption {
+	if !(f >= 0 && f <= 1) { // also false for NaN
+		panic(fmt.Sprintf("resilience: WithBreakerHintJitter: fraction must be in [0, 1], got %v", f))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.hintJitter = f })
+}
+
+// WithBreakerRand makes the jitter of the retry hints (see
+// [WithBreakerHintJitter]) draw from r, so that tests and simulations see
+// the same hints on every run. r must be safe for concurrent use if the
+// breaker's refusals are read from several goroutines at once (a
+// *rand.Rand of math/rand/v2 is not); by default math/rand/v2's top-level
+// functions, which are, are used. It panics if r is nil or a nil pointer.
+func WithBreakerRand(r Rand) BreakerOption {
+	if isNil(r) {
+		panic("resilience: WithBreakerRand: rand is " + nilName(r))
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.rand = source{r} })
+}
+
+// WithBreakerFailureIf decides which errors count as failures; errors for
+// which f returns false count as successes. context.Canceled counts
+// neither way unless f is given. f never sees nil. It panics if f is nil.
+func WithBreakerFailureIf(f func(err error) bool) BreakerOption {
+	if f == nil {
+		panic("resilience: WithBreakerFailureIf: predicate is nil")
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.isFailure = f })
+}
+
+// WithBreakerOnStateChange sets a hook called with every change of state,
+// in the order the changes happened, outside every lock: it may call the
+// breaker's methods. It is a convenience over the [Observer]'s
+// [EventStateChange], delivered the same way: by the goroutine that made
+// the change, or by the one delivering changes at the time, so the hook
+// never runs twice at once. If it panics, the panic goes up through the
+// call that was delivering, and the changes after that one are delivered
+// by the breaker's next change or next call of State or Metrics. It
+// panics if f is nil.
+func WithBreakerOnStateChange(f func(from, to BreakerState)) BreakerOption {
+	if f == nil {
+		panic("resilience: WithBreakerOnStateChange: hook is nil")
+	}
+	return breakerOptionFunc(func(c *breakerConfig) { c.onChange = f })
+}
