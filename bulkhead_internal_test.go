@@ -3,6 +3,11 @@ package resilience
 import (
 	"context"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBulkheadAllocatesNothing(t *testing.T) {
@@ -28,4 +33,71 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestBulkheadRaces drives the bulkhead's slow paths through the moments
+// where another goroutine changes the state, with the hook that stops each
+// path there.
+func TestBulkheadRaces(t *testing.T) {
+	t.Run("a slot freed before Acquire queues is taken at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBulkhead(1, WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			b.hook = func(s bulkheadStep) {
+				if s == stepFull {
+					b.Release() // the holder leaves just after TryAcquire failed
+				}
+			}
+			start := time.Now()
+			require.NoError(t, b.Acquire(context.Background()))
+			assert.Zero(t, time.Since(start), "Acquire did not wait for a slot that was free")
+			assert.Equal(t, 1, b.InUse())
+			assert.Zero(t, b.Waiting())
+		})
+	})
+	t.Run("a slot handed over just as the context ends is kept", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBulkhead(1, WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			b.hook = func(s bulkheadStep) {
+				if s == stepWaitEnded {
+					b.Release() // the holder hands its slot to the waiter now
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- b.Acquire(ctx) }()
+			synctest.Wait()
+			require.Equal(t, 1, b.Waiting())
+			cancel()
+			require.NoError(t, <-errc, "the waiter holds the slot it was handed")
+			assert.Equal(t, 1, b.InUse())
+			assert.Zero(t, b.Waiting())
+			b.Release()
+			assert.Zero(t, b.InUse(), "no slot is lost")
+			assert.True(t, b.TryAcquire())
+		})
+	})
+	t.Run("a slot released after every waiter left is freed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBulkhead(1, WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- b.Acquire(ctx) }()
+			synctest.Wait()
+			require.Equal(t, 1, b.Waiting())
+			b.hook = func(s bulkheadStep) {
+				if s == stepHandOver {
+					cancel() // the waiter leaves after Release saw it
+					synctest.Wait()
+				}
+			}
+			b.Release()
+			assert.ErrorIs(t, <-errc, context.Canceled)
+			assert.Zero(t, b.InUse(), "the slot is freed, not handed to nobody")
+			assert.Zero(t, b.Waiting())
+			assert.True(t, b.TryAcquire())
+		})
+	})
 }
