@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -26,6 +27,22 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 			done(nil)
 		}},
 	}
+	// Observed: an observer that wants every outcome allocates nothing
+	// either, and neither does a refusal.
+	var o eventCounter
+	ob := NewBulkhead(1, WithObserver(&o))
+	op := Guarded[int](ob)
+	full := NewBulkhead(1, WithObserver(&o))
+	full.TryAcquire()
+	fp := Guarded[int](full)
+	tests = append(tests, []struct {
+		name string
+		f    func()
+	}{
+		{"Guarded observed", func() { _, _ = op.Execute(ctx, succeed) }},
+		{"refused observed", func() { _ = full.Acquire(ctx) }},
+		{"Guarded refused observed", func() { _, _ = fp.Execute(ctx, succeed) }},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if allocs := testing.AllocsPerRun(1000, tc.f); allocs != 0 {
@@ -34,6 +51,12 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 		})
 	}
 }
+
+// eventCounter counts events, and asks for outcomes.
+type eventCounter struct{ n atomic.Int64 }
+
+func (c *eventCounter) Observe(context.Context, Event) { c.n.Add(1) }
+func (c *eventCounter) ObserveOutcomes() bool          { return true }
 
 // TestBulkheadRaces drives the bulkhead's slow paths through the moments
 // where another goroutine changes the state, with the hook that stops each
