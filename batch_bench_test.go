@@ -26,6 +26,18 @@ func BenchmarkBatcher(b *testing.B) {
 			}
 		})
 	})
+	b.Run("256-callers-observed", func(b *testing.B) {
+		o := benchObserver{outcomes: true}
+		bt := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond), resilience.WithObserver(&o))
+		defer bt.Close(ctx)
+		b.SetParallelism(max(1, 256/runtime.GOMAXPROCS(0)))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = bt.Do(ctx, 1)
+			}
+		})
+	})
 	b.Run("single-caller-no-wait", func(b *testing.B) {
 		bt := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxWait(0))
 		defer bt.Close(ctx)
