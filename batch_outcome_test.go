@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -128,6 +130,40 @@ func TestBatcherPolicySeesOnlyWholeBatchErrors(t *testing.T) {
 		_, err := b.Do(context.Background(), 1)
 		assert.ErrorIs(t, err, resilience.ErrBatchResults)
 		assert.Equal(t, 3, calls, "the policy saw the failure")
+	})
+}
+
+// TestBatcherPolicyEdges: a policy that makes up results of its own, or
+// gives up on a call of fn that goes on running, harms no caller.
+func TestBatcherPolicyEdges(t *testing.T) {
+	t.Run("results of the wrong length", func(t *testing.T) {
+		liar := resilience.PolicyFunc[[]int](func(context.Context, resilience.Func[[]int]) ([]int, error) { return nil, nil })
+		b := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxWait(0), resilience.WithBatchPolicy(liar))
+		_, err := b.Do(context.Background(), 1)
+		assert.ErrorIs(t, err, resilience.ErrBatchResults)
+		require.NoError(t, b.Close(context.Background()))
+	})
+	t.Run("a late call keeps its items", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			release := make(chan struct{})
+			late := make(chan []int, 1)
+			var calls atomic.Int32
+			b := resilience.NewBatcher(func(_ context.Context, items []int) ([]int, error) {
+				if calls.Add(1) == 1 {
+					<-release // outlives the policy's timeout
+					late <- slices.Clone(items)
+				}
+				return items, resilience.ItemErrors{0: errors.New("late")}
+			}, resilience.WithBatchMaxWait(0), resilience.WithBatchMaxConcurrent(1),
+				resilience.WithBatchPolicy(resilience.Timeout[[]int](time.Second)))
+			_, err := b.Do(context.Background(), 1)
+			require.ErrorIs(t, err, resilience.ErrTimeout)
+			_, err = b.Do(context.Background(), 2)
+			require.EqualError(t, err, "late", "the second batch gets its own item errors")
+			close(release)
+			assert.Equal(t, []int{1}, <-late, "the late call's items were not reused")
+			require.NoError(t, b.Close(context.Background()))
+		})
 	})
 }
 

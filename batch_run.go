@@ -164,6 +164,9 @@ func (b *Batcher[In, Out]) call(items []In) (outs []Out, itemErrs ItemErrors, er
 		}
 		return outs, err
 	})
+	if err == nil && len(outs) != len(items) { // a policy that made results of its own
+		err = &batchResultsError{items: len(items), results: len(outs)}
+	}
 	if err != nil {
 		return nil, nil, err, reuse // reuse is set by the deferred call
 	}

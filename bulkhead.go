@@ -27,8 +27,10 @@ import (
 // refusal too). A call that succeeds at once reports nothing unless the
 // observer asks for outcomes ([OutcomeObserver]): then each call through
 // Enter or [Guarded] ends with an [EventCallEnded] (Duration from Enter to
-// done, the wait included). TryAcquire, Acquire and Release used directly
-// report refusals and waits, and no call outcomes.
+// done, the wait included; through Guarded the end of a call is reported
+// with context.Background(), as the call's context is not at hand there).
+// Acquire used directly reports refusals and waits, and no call outcomes;
+// TryAcquire and Release report nothing.
 //
 // Taking and releasing a slot when nobody waits is one atomic operation each
 // and allocates nothing. A Bulkhead is safe for concurrent use. The zero

@@ -87,5 +87,11 @@ func (l *Loader[K, V]) Load(ctx context.Context, key K) (V, error) {
 	return l.b.Do(ctx, key)
 }
 
-// Close stops the loader as [Batcher.Close] does.
-func (l *Loader[K, V]) Close(ctx context.Context) error { return l.b.Close(ctx) }
+// Close stops the loader as [Batcher.Close] does. Closing a zero Loader
+// does nothing.
+func (l *Loader[K, V]) Close(ctx context.Context) error {
+	if l.b == nil {
+		return nil
+	}
+	return l.b.Close(ctx)
+}
