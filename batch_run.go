@@ -89,15 +89,16 @@ func (b *Batcher[In, Out]) run(p *batch[In, Out]) {
 		if b.cfg.observer != nil {
 			start = b.cfg.now()
 		}
-		var outs []Out
-		var itemErrs ItemErrors
-		var err error
-		outs, itemErrs, err, reuse = b.call(p.items)
-		size := len(p.items)
+		outs, itemErrs, err, r := b.call(p.items)
+		reuse = r
+		var sent Event
+		if b.cfg.observer != nil {
+			sent = Event{Kind: EventBatchSent, Component: b.component, Size: len(p.items), Duration: b.cfg.since(start), Err: err}
+		}
 		b.answer(p, outs, itemErrs, err)
 		answered = true
 		if b.cfg.observer != nil {
-			b.cfg.observe(b.ctx, Event{Kind: EventBatchSent, Component: b.component, Size: size, Duration: b.cfg.since(start), Err: err})
+			b.cfg.observe(b.ctx, sent) // the callers do not wait for it
 		}
 		b.mu.Lock()
 		b.putBatch(p, reuse)
