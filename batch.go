@@ -2,13 +2,8 @@ package resilience
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sort"
-	"strconv"
-	"strings"
+	"slices"
 	"sync"
-	"time"
 )
 
 // Batcher turns many single calls into batch calls: each Do hands over one
@@ -19,22 +14,29 @@ import (
 //
 // At most MaxConcurrent batches run at once; full batches beyond that wait
 // their turn, at most MaxQueued of them, and callers beyond that wait for
-// room. A caller whose context ends stops waiting and gets the context's
-// error; if its item has not been sent, it leaves its batch, and the other
-// callers are not hurt. The batch runs with a context of the batcher's own,
-// never a caller's, so one caller cancelling fails no one else.
+// room, which they get as soon as a batch is sent or emptied. A caller
+// whose context ends stops waiting and gets the context's error; if its
+// item has not been sent, it leaves its batch, and the other callers are
+// not hurt. The batch runs with a context of the batcher's own, never a
+// caller's, so one caller cancelling fails no one else.
 //
 // fn may fail single items by returning [ItemErrors], or the whole batch
-// with any other error. A panic in fn becomes a *[PanicError] for each
-// caller of that batch, and the batcher goes on working. Close sends what
-// is pending and waits for the batches to finish: every item accepted is
-// answered exactly once.
+// with any other error. A panic in fn, or a runtime.Goexit, becomes a
+// *[PanicError] for each caller of that batch, and the batcher goes on
+// working. Close sends what is pending and waits for the batches to
+// finish: every item accepted is answered exactly once.
+//
+// With an observer ([WithObserver]) a Batcher reports each batch call as an
+// [EventBatchSent] (component "batcher", or "loader" for a [Loader]), and
+// each Do as an [EventCallEnded] if the observer asks for outcomes.
 //
 // No goroutine runs while the batcher is idle: batches run in goroutines
 // of their own and waits are timers. A Batcher is safe for concurrent use.
+// The zero Batcher is not usable (its Do panics): use [NewBatcher].
 type Batcher[In, Out any] struct {
 	fn        func(ctx context.Context, batch []In) ([]Out, error)
 	cfg       batchConfig
+	component string // "batcher" or "loader", for events
 	prefilter func(In) error
 	policy    Policy[[]Out]
 	ctx       context.Context // batches run under it
@@ -44,12 +46,13 @@ type Batcher[In, Out any] struct {
 	queue    []*batch[In, Out]
 	running  int
 	closed   bool
-	room     chan struct{} // closed when a queued batch leaves the queue
+	room     chan struct{} // closed when room appears (see unlock)
 	drained  chan struct{} // closed when Close finds nothing left
 	batches  sync.Pool     // of *batch[In, Out]
 	callPool sync.Pool     // of *batchCall[Out]
 }
 
+// batch is a batch being filled, queued or sent.
 type batch[In, Out any] struct {
 	items []In
 	calls []*batchCall[Out]
@@ -68,176 +71,55 @@ type batchCall[Out any] struct {
 }
 
 // NewBatcher returns a batcher that sends batches of items to fn. fn must
-// return one result per item, in the items' order, or an error. It panics
-// if fn is nil or an option is invalid.
+// return one result per item, in the items' order, or an error; it must
+// not keep the batch slice once it has returned. NewBatcher panics if fn
+// is nil or an option is invalid.
 func NewBatcher[In, Out any](fn func(ctx context.Context, batch []In) ([]Out, error), opts ...BatchOption) *Batcher[In, Out] {
 	if fn == nil {
 		panic("resilience: NewBatcher: fn is nil")
 	}
-	cfg := batchConfig{maxSize: 100, maxWait: time.Millisecond, maxConcurrent: 8, maxQueued: -1}
+	return newBatcher("NewBatcher", "batcher", fn, opts)
+}
+
+// newBatcher builds a batcher for the constructor named ctor, reporting
+// events as component.
+func newBatcher[In, Out any](ctor, component string, fn func(context.Context, []In) ([]Out, error), opts []BatchOption) *Batcher[In, Out] {
+	cfg := defaultBatchConfig()
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewBatcher: option is nil")
+		if isNil(o) {
+			panic("resilience: " + ctor + ": option is " + nilName(o))
+		}
+		if o, ok := o.(Option); ok && o.set == nil {
+			panic("resilience: " + ctor + ": option is a zero resilience.Option")
 		}
 		o.applyBatch(&cfg)
 	}
 	if cfg.maxQueued < 0 {
 		cfg.maxQueued = cfg.maxConcurrent
 	}
-	b := &Batcher[In, Out]{fn: fn, cfg: cfg, ctx: context.Background()}
-	if cfg.prefilter != nil {
-		f, ok := cfg.prefilter.(func(In) error)
-		if !ok {
-			var in In
-			panic(fmt.Sprintf("resilience: WithBatchPrefilter: filter is %T, but the batcher's items are %T", cfg.prefilter, in))
-		}
-		b.prefilter = f
-	}
-	if cfg.policy != nil {
-		p, ok := cfg.policy.(Policy[[]Out])
-		if !ok {
-			var out []Out
-			panic(fmt.Sprintf("resilience: WithBatchPolicy: policy is %T, but the batcher's batches return %T", cfg.policy, out))
-		}
-		b.policy = p
-	}
+	b := &Batcher[In, Out]{fn: fn, cfg: cfg, component: component, ctx: context.Background()}
+	b.prefilter, b.policy = batchFuncs[In, Out](ctor, &cfg)
 	return b
 }
-
-// BatchOption configures [NewBatcher] and [NewLoader]. [Option]
-// ([WithClock], [WithObserver], [WithName]) is one too.
-type BatchOption interface {
-	applyBatch(*batchConfig)
-}
-
-type batchConfig struct {
-	maxSize       int
-	maxWait       time.Duration
-	maxConcurrent int
-	maxQueued     int
-	timeout       time.Duration
-	prefilter     any // func(In) error
-	policy        any // Policy[[]Out]
-	common
-}
-
-type batchOptionFunc func(*batchConfig)
-
-func (f batchOptionFunc) applyBatch(c *batchConfig) { f(c) }
-
-func (o Option) applyBatch(c *batchConfig) { o.set(&c.common) }
-
-// WithBatchMaxSize sets the most items a batch holds; a full batch is sent at
-// once. The default is 100. It panics if n < 1.
-func WithBatchMaxSize(n int) BatchOption {
-	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithBatchMaxSize: size must be at least 1, got %d", n))
-	}
-	return batchOptionFunc(func(c *batchConfig) { c.maxSize = n })
-}
-
-// WithBatchMaxWait sets how long a batch's first item waits for others before
-// the batch is sent. The default is 1ms; 0 sends at once, so that items
-// gather only while every batch slot is busy. It panics if d is negative.
-func WithBatchMaxWait(d time.Duration) BatchOption {
-	checkDuration("WithBatchMaxWait", "d", d)
-	return batchOptionFunc(func(c *batchConfig) { c.maxWait = d })
-}
-
-// WithBatchMaxConcurrent sets how many batches may run at once. The default is
-// 8. It panics if n < 1.
-func WithBatchMaxConcurrent(n int) BatchOption {
-	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithBatchMaxConcurrent: batches must be at least 1, got %d", n))
-	}
-	return batchOptionFunc(func(c *batchConfig) { c.maxConcurrent = n })
-}
-
-// WithBatchMaxQueued sets how many full batches may wait for a slot; callers
-// beyond that wait for room (or until their context ends). The default is
-// MaxConcurrent. It panics if n is negative.
-func WithBatchMaxQueued(n int) BatchOption {
-	if n < 0 {
-		panic(fmt.Sprintf("resilience: WithBatchMaxQueued: queue must not be negative, got %d", n))
-	}
-	return batchOptionFunc(func(c *batchConfig) { c.maxQueued = n })
-}
-
-// WithBatchTimeout bounds each batch call: its context ends after d. The
-// default, 0, is no bound beyond the policy's. It panics if d is negative.
-func WithBatchTimeout(d time.Duration) BatchOption {
-	checkDuration("WithBatchTimeout", "d", d)
-	return batchOptionFunc(func(c *batchConfig) { c.timeout = d })
-}
-
-// WithBatchPrefilter rejects items before they join a batch: when f returns an
-// error, Do returns it at once and the item is never sent. In is inferred
-// from f; [NewBatcher] panics if it is not the batcher's item type, and
-// WithBatchPrefilter panics if f is nil.
-func WithBatchPrefilter[In any](f func(item In) error) BatchOption {
-	if f == nil {
-		panic("resilience: WithBatchPrefilter: filter is nil")
-	}
-	return batchOptionFunc(func(c *batchConfig) { c.prefilter = f })
-}
-
-// WithBatchPolicy runs every batch call under p: a retry, a breaker, a
-// timeout, or a composition of them. Out is inferred from p; [NewBatcher]
-// panics if it does not match, and WithBatchPolicy panics if p is nil.
-func WithBatchPolicy[Out any](p Policy[[]Out]) BatchOption {
-	if p == nil {
-		panic("resilience: WithBatchPolicy: policy is nil")
-	}
-	return batchOptionFunc(func(c *batchConfig) { c.policy = p })
-}
-
-// ItemErrors is the error fn returns when some items of a batch failed and
-// others did not: it maps an item's index in the batch to its error. Items
-// not in the map get their result from fn's results, which must then still
-// hold one per item.
-type ItemErrors map[int]error
-
-// Error lists the failed items.
-func (e ItemErrors) Error() string {
-	idx := make([]int, 0, len(e))
-	for i := range e {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	parts := make([]string, len(idx))
-	for k, i := range idx {
-		parts[k] = "item " + strconv.Itoa(i) + ": " + e[i].Error()
-	}
-	return "resilience: batch items failed: " + strings.Join(parts, "; ")
-}
-
-// Unwrap returns the items' errors in the order of their indexes, so that
-// errors.Is and errors.As see each of them.
-func (e ItemErrors) Unwrap() []error {
-	idx := make([]int, 0, len(e))
-	for i := range e {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	errs := make([]error, len(idx))
-	for k, i := range idx {
-		errs[k] = e[i]
-	}
-	return errs
-}
-
-type batchResultsError struct{ items, results int }
-
-func (e *batchResultsError) Error() string {
-	return fmt.Sprintf("%v: %d items, %d results", ErrBatchResults, e.items, e.results)
-}
-func (e *batchResultsError) Is(target error) bool { return target == ErrBatchResults }
 
 // Do adds in to a batch and returns its result. It returns the
 // prefilter's error for a rejected item, [ErrBatcherClosed] once Close has
 // begun, ctx's error if ctx ends first, the item's own error from
 // [ItemErrors], or the batch's error.
 func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
+	if b.fn == nil {
+		panic("resilience: Batcher.Do: the zero Batcher is not usable; use NewBatcher")
+	}
+	if !b.cfg.outcomes {
+		return b.do(ctx, in)
+	}
+	start := b.cfg.now()
+	out, err := b.do(ctx, in)
+	b.cfg.observe(ctx, Event{Kind: EventCallEnded, Component: b.component, Err: err, Duration: b.cfg.since(start)})
+	return out, err
+}
+
+func (b *Batcher[In, Out]) do(ctx context.Context, in In) (Out, error) {
 	var zero Out
 	if b.prefilter != nil {
 		if err := b.prefilter(in); err != nil {
@@ -266,18 +148,36 @@ func (b *Batcher[In, Out]) Do(ctx context.Context, in In) (Out, error) {
 	return out, err
 }
 
-// add puts in into the pending batch, waiting for room if the queue is
-// full.
+// full reports whether an item arriving now must wait for room: the batch
+// being filled is full, and so are the queue and every batch slot. b.mu is
+// held.
+func (b *Batcher[In, Out]) full() bool {
+	return b.pending != nil && len(b.pending.items) >= b.cfg.maxSize &&
+		len(b.queue) >= b.cfg.maxQueued && b.running >= b.cfg.maxConcurrent
+}
+
+// unlock releases b.mu after waking whoever waits for the state it leaves:
+// callers waiting for room once there is room (or the batcher is closed),
+// and Close once nothing is left. Every change of state under b.mu ends
+// with it, so that no way of making room (a batch sent from the queue or
+// straight from pending, a batch emptied by its callers leaving, Close)
+// can forget to wake the waiters.
+func (b *Batcher[In, Out]) unlock() {
+	if b.room != nil && (b.closed || !b.full()) {
+		close(b.room)
+		b.room = nil
+	}
+	if b.drained != nil && b.running == 0 && b.pending == nil && len(b.queue) == 0 {
+		close(b.drained)
+		b.drained = nil
+	}
+	b.mu.Unlock()
+}
+
+// add puts in into the pending batch, waiting for room if there is none.
 func (b *Batcher[In, Out]) add(ctx context.Context, in In) (*batchCall[Out], error) {
-	for {
-		b.mu.Lock()
-		if b.closed {
-			b.mu.Unlock()
-			return nil, ErrBatcherClosed
-		}
-		if b.pending == nil || len(b.pending.items) < b.cfg.maxSize || len(b.queue) < b.cfg.maxQueued || b.running < b.cfg.maxConcurrent {
-			break
-		}
+	b.mu.Lock()
+	for !b.closed && b.full() {
 		if b.room == nil {
 			b.room = make(chan struct{})
 		}
@@ -288,11 +188,16 @@ func (b *Batcher[In, Out]) add(ctx context.Context, in In) (*batchCall[Out], err
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+		b.mu.Lock()
+	}
+	if b.closed {
+		b.unlock()
+		return nil, ErrBatcherClosed
 	}
 	c := b.getCall()
 	p := b.pending
 	if p == nil || len(p.items) == b.cfg.maxSize {
-		if p != nil { // full and stuck: it waits in the queue
+		if p != nil { // full and every slot busy: it waits in the queue
 			b.queue = append(b.queue, p)
 		}
 		p = b.newBatch()
@@ -309,131 +214,16 @@ func (b *Batcher[In, Out]) add(ctx context.Context, in In) (*batchCall[Out], err
 		p.ready = true
 	}
 	b.dispatch()
-	b.mu.Unlock()
+	b.unlock()
 	return c, nil
 }
 
-// expire marks a batch whose first item has waited MaxWait as ready.
-func (b *Batcher[In, Out]) expire(p *batch[In, Out], use uint64) {
-	b.mu.Lock()
-	if b.pending == p && p.use == use {
-		p.ready = true
-		b.dispatch()
-	}
-	b.mu.Unlock()
-}
-
-// dispatch starts batches while slots are free: queued ones first, then
-// the pending one if it is ready. b.mu is held.
-func (b *Batcher[In, Out]) dispatch() {
-	for b.running < b.cfg.maxConcurrent {
-		p := b.next()
-		if p == nil {
-			return
-		}
-		b.running++
-		go b.run(p)
-	}
-}
-
-// next takes the batch to send next, if any. b.mu is held.
-func (b *Batcher[In, Out]) next() *batch[In, Out] {
-	if len(b.queue) > 0 {
-		p := b.queue[0]
-		b.queue[0] = nil
-		b.queue = b.queue[1:]
-		if b.room != nil {
-			close(b.room)
-			b.room = nil
-		}
-		b.seal(p)
-		return p
-	}
-	if p := b.pending; p != nil && (p.ready || b.closed) && len(p.items) > 0 {
-		b.pending = nil
-		b.seal(p)
-		return p
-	}
-	return nil
-}
-
-// seal marks a batch's calls as sent: from now on they wait for fn.
-func (b *Batcher[In, Out]) seal(p *batch[In, Out]) {
-	if p.stop != nil {
-		p.stop()
-		p.stop = nil
-	}
-	for _, c := range p.calls {
-		c.batch = nil
-	}
-}
-
-// run sends batches until none is ready, then gives its slot back.
-func (b *Batcher[In, Out]) run(p *batch[In, Out]) {
-	for p != nil {
-		b.send(p)
-		b.mu.Lock()
-		b.putBatch(p)
-		p = b.next()
-		if p == nil {
-			b.running--
-			if b.closed && b.running == 0 && b.drained != nil {
-				close(b.drained)
-				b.drained = nil
-			}
-		}
-		b.mu.Unlock()
-	}
-}
-
-// send calls fn for one batch and answers each of its callers.
-func (b *Batcher[In, Out]) send(p *batch[In, Out]) {
-	outs, err := b.call(p.items)
-	var itemErrs ItemErrors
-	if errors.As(err, &itemErrs) {
-		err = nil
-	}
-	if err == nil && len(outs) != len(p.items) {
-		err = &batchResultsError{items: len(p.items), results: len(outs)}
-	}
-	for i, c := range p.calls {
-		switch {
-		case err != nil:
-			c.err = err
-		case itemErrs[i] != nil:
-			c.err = itemErrs[i]
-		default:
-			c.out = outs[i]
-		}
-		c.done <- struct{}{}
-	}
-}
-
-// call runs fn under the policy and the batch timeout, turning a panic
-// into an error.
-func (b *Batcher[In, Out]) call(items []In) (outs []Out, err error) {
-	ctx := b.ctx
-	if b.cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = b.cfg.withTimeout(ctx, b.cfg.timeout, ErrTimeout)
-		defer cancel()
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			outs, err = nil, newPanicError(r)
-		}
-	}()
-	if b.policy != nil {
-		return b.policy.Execute(ctx, func(ctx context.Context) ([]Out, error) { return b.fn(ctx, items) })
-	}
-	return b.fn(ctx, items)
-}
-
 // withdraw takes a call whose caller gave up out of its batch, if the
-// batch has not been sent; it reports whether it did.
+// batch has not been sent; it reports whether it did. A batch left empty
+// leaves the pending place or the queue.
 func (b *Batcher[In, Out]) withdraw(c *batchCall[Out]) bool {
 	b.mu.Lock()
-	defer b.mu.Unlock()
+	defer b.unlock()
 	p, ok := c.batch.(*batch[In, Out])
 	if !ok {
 		return false
@@ -447,88 +237,37 @@ func (b *Batcher[In, Out]) withdraw(c *batchCall[Out]) bool {
 	p.calls, p.items = p.calls[:last], p.items[:last]
 	c.batch = nil
 	if len(p.items) == 0 {
-		if p.stop != nil {
-			p.stop()
-			p.stop = nil
-		}
 		if b.pending == p {
 			b.pending = nil
-		} else if i := indexOf(b.queue, p); i >= 0 {
-			b.queue = append(b.queue[:i], b.queue[i+1:]...)
+		} else if i := slices.Index(b.queue, p); i >= 0 {
+			b.queue = slices.Delete(b.queue, i, i+1)
 		}
-		b.putBatch(p)
+		b.putBatch(p, true)
 	}
 	return true
 }
 
-func indexOf[T comparable](s []T, v T) int {
-	for i, x := range s {
-		if x == v {
-			return i
-		}
-	}
-	return -1
-}
-
 // Close stops the batcher taking items: Do returns [ErrBatcherClosed] from
-// now on. It sends the pending batch at once and waits until every batch
-// has been answered, or until ctx ends, when it returns ctx's error (the
-// batches still finish in the background). Closing twice is harmless.
+// now on, also to callers waiting for room. It sends the pending batch at
+// once and waits until every batch has been answered, or until ctx ends,
+// when it returns ctx's error (the batches still finish in the
+// background). Closing twice is harmless.
 func (b *Batcher[In, Out]) Close(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true
-	if b.pending != nil && len(b.pending.items) > 0 {
+	if b.pending != nil {
 		b.pending.ready = true
 	}
 	b.dispatch()
-	if b.room != nil {
-		close(b.room) // waiters for room find the batcher closed
-		b.room = nil
-	}
-	if b.running == 0 && b.pending == nil && len(b.queue) == 0 {
-		b.mu.Unlock()
-		return nil
-	}
 	if b.drained == nil {
 		b.drained = make(chan struct{})
 	}
 	drained := b.drained
-	b.mu.Unlock()
+	b.unlock()
 	select {
 	case <-drained:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-func (b *Batcher[In, Out]) newBatch() *batch[In, Out] {
-	if p, ok := b.batches.Get().(*batch[In, Out]); ok {
-		return p
-	}
-	return &batch[In, Out]{
-		items: make([]In, 0, min(b.cfg.maxSize, 1024)),
-		calls: make([]*batchCall[Out], 0, min(b.cfg.maxSize, 1024)),
-	}
-}
-
-func (b *Batcher[In, Out]) putBatch(p *batch[In, Out]) {
-	clear(p.items)
-	clear(p.calls)
-	p.items, p.calls, p.ready, p.stop = p.items[:0], p.calls[:0], false, nil
-	p.use++
-	b.batches.Put(p)
-}
-
-func (b *Batcher[In, Out]) getCall() *batchCall[Out] {
-	if c, ok := b.callPool.Get().(*batchCall[Out]); ok {
-		return c
-	}
-	return &batchCall[Out]{done: make(chan struct{}, 1)}
-}
-
-func (b *Batcher[In, Out]) putCall(c *batchCall[Out]) {
-	var zero Out
-	c.out, c.err, c.batch = zero, nil, nil
-	b.callPool.Put(c)
 }

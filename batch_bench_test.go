@@ -15,17 +15,26 @@ func echoBatch(_ context.Context, items []int) ([]int, error) { return items, ni
 // at most 100 and a 1ms wait, and the latency one lone caller adds.
 func BenchmarkBatcher(b *testing.B) {
 	ctx := context.Background()
-	b.Run("256-callers", func(b *testing.B) {
-		bt := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond))
-		defer bt.Close(ctx)
-		b.SetParallelism(max(1, 256/runtime.GOMAXPROCS(0)))
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				_, _ = bt.Do(ctx, 1)
-			}
+	for _, tc := range []struct {
+		name string
+		opts []resilience.BatchOption
+	}{
+		{"256-callers", nil},
+		{"256-callers-observed", []resilience.BatchOption{resilience.WithObserver(&benchObserver{outcomes: true})}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			opts := append([]resilience.BatchOption{resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond)}, tc.opts...)
+			bt := resilience.NewBatcher(echoBatch, opts...)
+			defer bt.Close(ctx)
+			b.SetParallelism(max(1, 256/runtime.GOMAXPROCS(0)))
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, _ = bt.Do(ctx, 1)
+				}
+			})
 		})
-	})
+	}
 	b.Run("single-caller-no-wait", func(b *testing.B) {
 		bt := resilience.NewBatcher(echoBatch, resilience.WithBatchMaxWait(0))
 		defer bt.Close(ctx)

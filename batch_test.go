@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -237,12 +238,6 @@ func TestBatcherPrefilter(t *testing.T) {
 	assert.Equal(t, 8, v)
 	assert.Equal(t, []int{1}, r.sizes(), "the rejected item never joined a batch")
 
-	assert.PanicsWithValue(t, "resilience: WithBatchPrefilter: filter is func(string) error, but the batcher's items are int", func() {
-		resilience.NewBatcher(r.fn, resilience.WithBatchPrefilter(func(string) error { return nil }))
-	})
-	assert.PanicsWithValue(t, "resilience: WithBatchPolicy: policy is *resilience.retry[[]string], but the batcher's batches return []int", func() {
-		resilience.NewBatcher(r.fn, resilience.WithBatchPolicy(resilience.Retry[[]string]()))
-	})
 }
 
 func TestBatcherPolicy(t *testing.T) {
@@ -390,39 +385,20 @@ func TestBatcherMaxConcurrent(t *testing.T) {
 	})
 }
 
-func TestBatcherBadOptions(t *testing.T) {
-	tests := []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"nil fn", func() { resilience.NewBatcher[int, int](nil) }, "resilience: NewBatcher: fn is nil"},
-		{"size", func() { resilience.WithBatchMaxSize(0) }, "resilience: WithBatchMaxSize: size must be at least 1, got 0"},
-		{"wait", func() { resilience.WithBatchMaxWait(-1) }, "resilience: WithBatchMaxWait: d must not be negative, got -1ns"},
-		{"concurrent", func() { resilience.WithBatchMaxConcurrent(0) }, "resilience: WithBatchMaxConcurrent: batches must be at least 1, got 0"},
-		{"queued", func() { resilience.WithBatchMaxQueued(-1) }, "resilience: WithBatchMaxQueued: queue must not be negative, got -1"},
-		{"timeout", func() { resilience.WithBatchTimeout(-1) }, "resilience: WithBatchTimeout: d must not be negative, got -1ns"},
-		{"nil prefilter", func() { resilience.WithBatchPrefilter[int](nil) }, "resilience: WithBatchPrefilter: filter is nil"},
-		{"nil policy", func() { resilience.WithBatchPolicy[int](nil) }, "resilience: WithBatchPolicy: policy is nil"},
-		{"nil fetch", func() { resilience.NewLoader[int, int](nil) }, "resilience: NewLoader: fetch is nil"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.PanicsWithValue(t, tc.want, tc.f)
-		})
-	}
-	assert.EqualError(t, resilience.ItemErrors{2: errors.New("b"), 0: errors.New("a")}, "resilience: batch items failed: item 0: a; item 2: b")
+func TestItemErrorsError(t *testing.T) {
+	err := resilience.ItemErrors{2: errors.New("b"), 0: errors.New("a")}
+	assert.EqualError(t, err, "resilience: batch items failed: item 0: a; item 2: b")
 }
 
-// TestBatcherStress: 256 goroutines send items with random cancellations,
-// and the batcher is closed halfway. Every accepted item is answered
-// exactly once with its own result, no item reaches fn twice, and nothing
+// TestBatcherStress: 256 goroutines send items (400 each, 10,000 with
+// RESILIENCE_STRESS=1) with random cancellations, and the batcher is
+// closed halfway. Every accepted item is answered exactly once with its own result, no item reaches fn twice, and nothing
 // is left running.
 func TestBatcherStress(t *testing.T) {
 	const goroutines = 256
-	perGoroutine := 10_000
-	if raceEnabled || testing.Short() {
-		perGoroutine = 400
+	perGoroutine := 400
+	if os.Getenv("RESILIENCE_STRESS") != "" {
+		perGoroutine = 10_000 // 2.56 million items, for CI
 	}
 	var seen sync.Map
 	var dup atomic.Int32

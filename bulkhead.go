@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"container/list"
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -19,8 +18,23 @@ import (
 // [ErrBulkheadFull]. [WithBulkheadWait] lets it wait, first come first served,
 // for a bounded time, and [WithBulkheadQueue] bounds how many may wait.
 //
+// With an observer ([WithObserver]) a Bulkhead reports, with component
+// "bulkhead": an [EventRefused] for each call it refuses (Err is the
+// refusal, Wait 0: there is no retry hint), an [EventWaitStarted] when a
+// call begins to wait for a slot, and an [EventWaitEnded] when the wait
+// ends (Wait is how long it took; Err is nil when the call got a slot, the
+// context's error, or ErrBulkheadFull when the wait ran out, which is a
+// refusal too). A call that succeeds at once reports nothing unless the
+// observer asks for outcomes ([OutcomeObserver]): then each call through
+// Enter or [Guarded] ends with an [EventCallEnded] (Duration from Enter to
+// done, the wait included; through Guarded the end of a call is reported
+// with context.Background(), as the call's context is not at hand there).
+// Acquire used directly reports refusals and waits, and no call outcomes;
+// TryAcquire and Release report nothing.
+//
 // Taking and releasing a slot when nobody waits is one atomic operation each
-// and allocates nothing. A Bulkhead is safe for concurrent use.
+// and allocates nothing. A Bulkhead is safe for concurrent use. The zero
+// Bulkhead has no slot and refuses every call: use [NewBulkhead].
 type Bulkhead struct {
 	limit int64
 	// state holds the slots in use in its low 32 bits and the number of
@@ -34,7 +48,22 @@ type Bulkhead struct {
 	mu       sync.Mutex
 	waiters  list.List // of *bulkheadWaiter, oldest first; guarded by mu
 	doneFunc func(error)
+	epoch    time.Time // outcome tickets count from it
+
+	// hook, set only by the package's tests, is called at the steps of the
+	// slow paths where another goroutine may change the state, so that a
+	// test can make it change there.
+	hook func(bulkheadStep)
 }
+
+// bulkheadStep names a point of a slow path (see Bulkhead.hook).
+type bulkheadStep uint8
+
+const (
+	stepFull      bulkheadStep = iota + 1 // Acquire found no free slot, before it queues
+	stepWaitEnded                         // a wait ran out or its context ended, before the waiter leaves
+	stepHandOver                          // Release saw waiters, before it hands its slot over
+)
 
 const (
 	bulkheadSlotMask  = 1<<32 - 1
@@ -57,13 +86,19 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 	}
 	cfg := bulkheadConfig{queue: -1}
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewBulkhead: option is nil")
+		if isNil(o) {
+			panic("resilience: NewBulkhead: option is " + nilName(o))
+		}
+		if o, ok := o.(Option); ok && o.set == nil {
+			panic("resilience: NewBulkhead: option is a zero resilience.Option")
 		}
 		o.applyBulkhead(&cfg)
 	}
 	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, common: cfg.common}
 	b.doneFunc = func(error) { b.Release() }
+	if b.outcomes {
+		b.epoch = b.now()
+	}
 	return b
 }
 
@@ -130,73 +165,6 @@ func (b *Bulkhead) TryAcquire() bool {
 	}
 }
 
-// Acquire takes a slot, waiting for one as configured by [WithBulkheadWait].
-// It returns nil when it holds a slot, which must then be given back with
-// Release; an error matching [ErrBulkheadFull] when no slot could be had in
-// time (at once, by default); or ctx's error when ctx ends while it waits.
-// A slot handed over just as ctx ends is kept, and Acquire returns nil.
-func (b *Bulkhead) Acquire(ctx context.Context) error {
-	if b.TryAcquire() {
-		return nil
-	}
-	if b.wait == 0 {
-		return ErrBulkheadFull
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	w, err := b.enqueue()
-	if w == nil {
-		return err
-	}
-	wctx, stop := b.waitCtx(ctx, b.wait)
-	defer stop()
-	select {
-	case <-w.ready:
-		return nil
-	case <-wctx.Done():
-		err = ctx.Err()
-		if err == nil {
-			err = ErrBulkheadFull
-		}
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if w.granted {
-		return nil
-	}
-	b.waiters.Remove(w.elem)
-	b.state.Add(-bulkheadOneWaiter)
-	return err
-}
-
-// enqueue takes a slot that is free, or joins the queue: it returns a nil
-// waiter and a nil error when it took a slot, a nil waiter and an error when
-// it may not wait, and the waiter otherwise.
-func (b *Bulkhead) enqueue() (*bulkheadWaiter, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for {
-		s := b.state.Load()
-		waiting, inUse := s/bulkheadOneWaiter, s&bulkheadSlotMask
-		if waiting == 0 && inUse < b.limit {
-			if b.state.CompareAndSwap(s, s+1) {
-				return nil, nil
-			}
-			continue
-		}
-		if b.queue >= 0 && waiting >= b.queue {
-			return nil, ErrBulkheadFull
-		}
-		if b.state.CompareAndSwap(s, s+bulkheadOneWaiter) {
-			break
-		}
-	}
-	w := &bulkheadWaiter{ready: make(chan struct{})}
-	w.elem = b.waiters.PushBack(w)
-	return w, nil
-}
-
 // Release gives back a slot taken by Acquire or TryAcquire, or by an
 // admitted call of the bulkhead as a [Guard]. The slot goes to the first
 // waiter if there is one. Release panics if no slot is taken.
@@ -207,6 +175,9 @@ func (b *Bulkhead) Release() {
 			panic("resilience: Bulkhead.Release: no slot is taken (Release without a matching Acquire)")
 		}
 		if s >= bulkheadOneWaiter {
+			if b.hook != nil {
+				b.hook(stepHandOver)
+			}
 			b.handOver()
 			return
 		}
@@ -215,37 +186,3 @@ func (b *Bulkhead) Release() {
 		}
 	}
 }
-
-// handOver gives a released slot to the first waiter, or frees it if the
-// waiters have all left since Release looked.
-func (b *Bulkhead) handOver() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	front := b.waiters.Front()
-	if front == nil {
-		b.state.Add(-1)
-		return
-	}
-	w := b.waiters.Remove(front).(*bulkheadWaiter)
-	b.state.Add(-bulkheadOneWaiter) // the slot passes on: in use stays the same
-	w.granted = true
-	close(w.ready)
-}
-
-// Enter takes a slot as Acquire does. The done function it returns gives the
-// slot back; it must be called exactly once, and costs no allocation.
-func (b *Bulkhead) Enter(ctx context.Context) (done func(err error), err error) {
-	if err := b.Acquire(ctx); err != nil {
-		return nil, err
-	}
-	return b.doneFunc, nil
-}
-
-func (b *Bulkhead) enter(ctx context.Context) (uint64, error) {
-	if b.TryAcquire() { // kept apart from Acquire's larger frame
-		return 0, nil
-	}
-	return 0, b.Acquire(ctx)
-}
-
-func (b *Bulkhead) exit(uint64, error) { b.Release() }

@@ -2,6 +2,7 @@ package resilience_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/faf87a20/resilience"
@@ -13,6 +14,24 @@ func BenchmarkBulkhead(b *testing.B) {
 	ctx := context.Background()
 	b.Run("Guarded", func(b *testing.B) {
 		p := resilience.Guarded[int](resilience.NewBulkhead(64))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("Guarded-observed", func(b *testing.B) {
+		// Events only: a call that finds a free slot reports nothing.
+		var o benchObserver
+		p := resilience.Guarded[int](resilience.NewBulkhead(64, resilience.WithObserver(&o)))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("Guarded-outcomes", func(b *testing.B) {
+		// Every call ends with an EventCallEnded.
+		o := benchObserver{outcomes: true}
+		p := resilience.Guarded[int](resilience.NewBulkhead(64, resilience.WithObserver(&o)))
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, okFunc)
@@ -68,3 +87,13 @@ func BenchmarkBulkhead(b *testing.B) {
 		})
 	})
 }
+
+// benchObserver counts events; outcomes says whether it asks for
+// EventCallEnded.
+type benchObserver struct {
+	n        atomic.Int64
+	outcomes bool
+}
+
+func (o *benchObserver) Observe(context.Context, resilience.Event) { o.n.Add(1) }
+func (o *benchObserver) ObserveOutcomes() bool                     { return o.outcomes }

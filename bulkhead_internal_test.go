@@ -2,7 +2,13 @@ package resilience
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBulkheadAllocatesNothing(t *testing.T) {
@@ -21,6 +27,22 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 			done(nil)
 		}},
 	}
+	// Observed: an observer that wants every outcome allocates nothing
+	// either, and neither does a refusal.
+	var o eventCounter
+	ob := NewBulkhead(1, WithObserver(&o))
+	op := Guarded[int](ob)
+	full := NewBulkhead(1, WithObserver(&o))
+	full.TryAcquire()
+	fp := Guarded[int](full)
+	tests = append(tests, []struct {
+		name string
+		f    func()
+	}{
+		{"Guarded observed", func() { _, _ = op.Execute(ctx, succeed) }},
+		{"refused observed", func() { _ = full.Acquire(ctx) }},
+		{"Guarded refused observed", func() { _, _ = fp.Execute(ctx, succeed) }},
+	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			if allocs := testing.AllocsPerRun(1000, tc.f); allocs != 0 {
@@ -28,4 +50,77 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// eventCounter counts events, and asks for outcomes.
+type eventCounter struct{ n atomic.Int64 }
+
+func (c *eventCounter) Observe(context.Context, Event) { c.n.Add(1) }
+func (c *eventCounter) ObserveOutcomes() bool          { return true }
+
+// TestBulkheadRaces drives the bulkhead's slow paths through the moments
+// where another goroutine changes the state, with the hook that stops each
+// path there.
+func TestBulkheadRaces(t *testing.T) {
+	t.Run("a slot freed before Acquire queues is taken at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBulkhead(1, WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			b.hook = func(s bulkheadStep) {
+				if s == stepFull {
+					b.Release() // the holder leaves just after TryAcquire failed
+				}
+			}
+			start := time.Now()
+			require.NoError(t, b.Acquire(context.Background()))
+			assert.Zero(t, time.Since(start), "Acquire did not wait for a slot that was free")
+			assert.Equal(t, 1, b.InUse())
+			assert.Zero(t, b.Waiting())
+		})
+	})
+	t.Run("a slot handed over just as the context ends is kept", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBulkhead(1, WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			b.hook = func(s bulkheadStep) {
+				if s == stepWaitEnded {
+					b.Release() // the holder hands its slot to the waiter now
+				}
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- b.Acquire(ctx) }()
+			synctest.Wait()
+			require.Equal(t, 1, b.Waiting())
+			cancel()
+			require.NoError(t, <-errc, "the waiter holds the slot it was handed")
+			assert.Equal(t, 1, b.InUse())
+			assert.Zero(t, b.Waiting())
+			b.Release()
+			assert.Zero(t, b.InUse(), "no slot is lost")
+			assert.True(t, b.TryAcquire())
+		})
+	})
+	t.Run("a slot released after every waiter left is freed", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			b := NewBulkhead(1, WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			ctx, cancel := context.WithCancel(context.Background())
+			errc := make(chan error, 1)
+			go func() { errc <- b.Acquire(ctx) }()
+			synctest.Wait()
+			require.Equal(t, 1, b.Waiting())
+			b.hook = func(s bulkheadStep) {
+				if s == stepHandOver {
+					cancel() // the waiter leaves after Release saw it
+					synctest.Wait()
+				}
+			}
+			b.Release()
+			assert.ErrorIs(t, <-errc, context.Canceled)
+			assert.Zero(t, b.InUse(), "the slot is freed, not handed to nobody")
+			assert.Zero(t, b.Waiting())
+			assert.True(t, b.TryAcquire())
+		})
+	})
 }

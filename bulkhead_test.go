@@ -169,25 +169,6 @@ func TestBulkheadEnter(t *testing.T) {
 	assert.Zero(t, b.InUse())
 }
 
-func TestBulkheadBadUse(t *testing.T) {
-	tests := []struct {
-		name string
-		f    func()
-		want string
-	}{
-		{"zero limit", func() { resilience.NewBulkhead(0) }, "resilience: NewBulkhead: limit must be between 1 and 2147483647, got 0"},
-		{"negative wait", func() { resilience.WithBulkheadWait(-time.Second) }, "resilience: WithBulkheadWait: wait must not be negative, got -1s"},
-		{"negative queue", func() { resilience.WithBulkheadQueue(-1) }, "resilience: WithBulkheadQueue: queue length must not be negative, got -1"},
-		{"nil option", func() { resilience.NewBulkhead(1, nil) }, "resilience: NewBulkhead: option is nil"},
-		{"release without acquire", func() { resilience.NewBulkhead(1).Release() }, "resilience: Bulkhead.Release: no slot is taken (Release without a matching Acquire)"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.PanicsWithValue(t, tc.want, tc.f)
-		})
-	}
-}
-
 // TestBulkheadStress runs many goroutines through a small bulkhead that lets
 // callers wait: concurrency never exceeds the limit, and every call is
 // answered exactly once.

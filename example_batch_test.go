@@ -107,3 +107,26 @@ func ExampleItemErrors() {
 	// ok <nil>
 	// negative
 }
+
+func ExampleWithBatchPolicy() {
+	// A loader's fetch is guarded by a Policy[[]V]: the batch call's
+	// result is the values in the keys' order, not fetch's map.
+	fetches := 0
+	users := resilience.NewLoader(func(_ context.Context, ids []int) (map[int]string, error) {
+		fetches++
+		if fetches == 1 {
+			return nil, errors.New("connection reset") // the whole fetch failed: retried
+		}
+		return map[int]string{1: "Ann"}, nil // id 2 is missing: not retried
+	}, resilience.WithBatchMaxWait(0), resilience.WithBatchPolicy(
+		resilience.Retry[[]string](resilience.WithBackoff(resilience.Constant(0)))))
+	defer users.Close(context.Background())
+
+	name, err := users.Load(context.Background(), 1)
+	fmt.Println(name, err, fetches)
+	_, err = users.Load(context.Background(), 2)
+	fmt.Println(errors.Is(err, resilience.ErrNotFound), fetches)
+	// Output:
+	// Ann <nil> 2
+	// true 3
+}

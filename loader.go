@@ -27,7 +27,11 @@ func (e *NotFoundError[K]) Is(target error) bool { return target == ErrNotFound 
 // It is a [Batcher] underneath and takes the same options and gives the
 // same guarantees: each batch runs with a context of its own, a caller
 // whose context ends leaves without hurting others, and Close answers
-// every key accepted. A Loader is safe for concurrent use.
+// every key accepted. A policy given with [WithBatchPolicy] guards each
+// fetch and is a Policy[[]V]; a key not found is not a failure of the
+// fetch. A Loader reports events as a Batcher does, with component
+// "loader". A Loader is safe for concurrent use. The zero Loader is not
+// usable (its Load panics): use [NewLoader].
 type Loader[K comparable, V any] struct {
 	b *Batcher[K, V]
 }
@@ -69,14 +73,25 @@ func NewLoader[K comparable, V any](fetch func(ctx context.Context, keys []K) (m
 		}
 		return out, nil
 	}
-	return &Loader[K, V]{b: NewBatcher(fn, opts...)}
+	return &Loader[K, V]{b: newBatcher("NewLoader", "loader", fn, opts)}
 }
 
 // Load returns the value for key, fetched in a batch with other callers'
 // keys. It returns an error matching [ErrNotFound] when fetch had no value
 // for key, fetch's error when the batch failed, [ErrBatcherClosed] after
 // Close, or ctx's error.
-func (l *Loader[K, V]) Load(ctx context.Context, key K) (V, error) { return l.b.Do(ctx, key) }
+func (l *Loader[K, V]) Load(ctx context.Context, key K) (V, error) {
+	if l.b == nil {
+		panic("resilience: Loader.Load: the zero Loader is not usable; use NewLoader")
+	}
+	return l.b.Do(ctx, key)
+}
 
-// Close stops the loader as [Batcher.Close] does.
-func (l *Loader[K, V]) Close(ctx context.Context) error { return l.b.Close(ctx) }
+// Close stops the loader as [Batcher.Close] does. Closing a zero Loader
+// does nothing.
+func (l *Loader[K, V]) Close(ctx context.Context) error {
+	if l.b == nil {
+		return nil
+	}
+	return l.b.Close(ctx)
+}

@@ -1,0 +1,142 @@
+package resilience
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+)
+
+// BatchOption configures [NewBatcher] and [NewLoader]. [Option]
+// ([WithClock], [WithObserver], [WithName]) is one too.
+type BatchOption interface {
+	applyBatch(*batchConfig)
+}
+
+type batchConfig struct {
+	maxSize       int
+	maxWait       time.Duration
+	maxConcurrent int
+	maxQueued     int // -1: MaxConcurrent
+	timeout       time.Duration
+	prefilter     any // func(In) error, checked by the constructor
+	policy        any // Policy[[]Out], checked by the constructor
+	common
+}
+
+// defaultBatchConfig holds the defaults the options' docs give.
+func defaultBatchConfig() batchConfig {
+	return batchConfig{maxSize: 100, maxWait: time.Millisecond, maxConcurrent: 8, maxQueued: -1}
+}
+
+type batchOptionFunc func(*batchConfig)
+
+func (f batchOptionFunc) applyBatch(c *batchConfig) { f(c) }
+
+func (o Option) applyBatch(c *batchConfig) { o.set(&c.common) }
+
+// WithBatchMaxSize sets the most items a batch holds; a full batch is sent
+// at once. The default is 100. It panics if n < 1.
+func WithBatchMaxSize(n int) BatchOption {
+	if n < 1 {
+		panic(fmt.Sprintf("resilience: WithBatchMaxSize: size must be at least 1, got %d", n))
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.maxSize = n })
+}
+
+// WithBatchMaxWait sets how long a batch's first item waits for others
+// before the batch is sent. The default is 1ms; 0 sends at once, so that
+// items gather only while every batch slot is busy. It panics if d is
+// negative.
+func WithBatchMaxWait(d time.Duration) BatchOption {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: WithBatchMaxWait: wait must not be negative, got %v", d))
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.maxWait = d })
+}
+
+// WithBatchMaxConcurrent sets how many batches may run at once. The default
+// is 8. It panics if n < 1.
+func WithBatchMaxConcurrent(n int) BatchOption {
+	if n < 1 {
+		panic(fmt.Sprintf("resilience: WithBatchMaxConcurrent: batches must be at least 1, got %d", n))
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.maxConcurrent = n })
+}
+
+// WithBatchMaxQueued sets how many full batches may wait for a batch slot
+// besides the batch being filled; callers beyond that wait for room (or
+// until their context ends), and are let in as soon as a batch is sent or
+// emptied by its callers leaving. The default is MaxConcurrent. With 0 no
+// full batch waits in a queue: once the batch being filled is full, callers
+// wait until it is sent. It panics if n is negative.
+func WithBatchMaxQueued(n int) BatchOption {
+	if n < 0 {
+		panic(fmt.Sprintf("resilience: WithBatchMaxQueued: queue must not be negative, got %d", n))
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.maxQueued = n })
+}
+
+// WithBatchTimeout bounds each batch call: its context ends after d, with
+// [ErrTimeout] as its cause. The default, 0, is no bound beyond the
+// policy's. It panics if d is negative.
+func WithBatchTimeout(d time.Duration) BatchOption {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: WithBatchTimeout: timeout must not be negative, got %v", d))
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.timeout = d })
+}
+
+// WithBatchPrefilter rejects items before they join a batch: when f returns
+// an error, Do returns it at once and the item is never sent. In is
+// inferred from f; the constructor panics if it is not the item type (K
+// for a [Loader]). WithBatchPrefilter panics if f is nil.
+func WithBatchPrefilter[In any](f func(item In) error) BatchOption {
+	if f == nil {
+		panic("resilience: WithBatchPrefilter: filter is nil")
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.prefilter = f })
+}
+
+// WithBatchPolicy runs every batch call under p: a retry, a breaker, a
+// timeout, or a composition of them. p guards the batch call, whose result
+// is the batch's results: it must be a Policy[[]Out] for a
+// Batcher[In, Out], and a Policy[[]V] for a Loader[K, V] (not a
+// Policy[map[K]V]); the constructor panics, naming the right type, if it is
+// not.
+//
+// Only a whole-batch error is a failure of the batch call. Items that fail
+// one by one ([ItemErrors], a key a Loader did not find) make a successful
+// batch call: a retry does not send the batch again for them, and a
+// breaker does not count them.
+//
+// WithBatchPolicy panics if p is nil or a nil pointer.
+func WithBatchPolicy[T any](p Policy[T]) BatchOption {
+	if isNil(p) {
+		panic("resilience: WithBatchPolicy: policy is " + nilName(p))
+	}
+	return batchOptionFunc(func(c *batchConfig) { c.policy = p })
+}
+
+// batchFuncs checks the options that depend on the item and result types,
+// for the constructor fn (NewBatcher or NewLoader), and returns them typed.
+func batchFuncs[In, Out any](fn string, cfg *batchConfig) (prefilter func(In) error, policy Policy[[]Out]) {
+	kind := func() string { // "Batcher[int, string]", "Loader[string, User]"
+		return fmt.Sprintf("%s[%v, %v]", strings.TrimPrefix(fn, "New"), reflect.TypeFor[In](), reflect.TypeFor[Out]())
+	}
+	if cfg.prefilter != nil {
+		f, ok := cfg.prefilter.(func(In) error)
+		if !ok {
+			panic(fmt.Sprintf("resilience: %s: WithBatchPrefilter: filter is a %T, but a %s takes a func(%v) error", fn, cfg.prefilter, kind(), reflect.TypeFor[In]()))
+		}
+		prefilter = f
+	}
+	if cfg.policy != nil {
+		p, ok := cfg.policy.(Policy[[]Out])
+		if !ok {
+			panic(fmt.Sprintf("resilience: %s: WithBatchPolicy: policy is a %T, but a %s takes a resilience.Policy[%v]", fn, cfg.policy, kind(), reflect.TypeFor[[]Out]()))
+		}
+		policy = p
+	}
+	return prefilter, policy
+}
