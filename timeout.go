@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
+
 	"time"
 )
 
@@ -142,8 +142,15 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 	if t.outcomes {
 		start = t.now()
 	}
-	tctx, cancel := t.withDeadline(ctx)
-	defer cancel()
+	var tctx context.Context
+	if dc := t.newDeadline(ctx); dc != nil {
+		defer dc.release()
+		tctx = dc
+	} else {
+		c, cancel := t.withDeadline(ctx)
+		defer cancel()
+		tctx = c
+	}
 	v, err = next(tctx, fn)
 	if tctx.Err() != nil {
 		// The context ended before fn returned: the outcome is an error
@@ -165,6 +172,15 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 	return v, err
 }
 
+// newDeadline returns fn's context as a deadlineCtx, or nil where the
+// standard context must serve, an injected clock among them.
+func (t *timeout[T]) newDeadline(ctx context.Context) *deadlineCtx {
+	if t.clock != nil {
+		return nil
+	}
+	return newDeadline(ctx, t.d)
+}
+
 // discarded hands v, a result that came after the deadline, to the discard
 // hook.
 func (t *timeout[T]) discarded(ctx context.Context, v T) {
@@ -183,124 +199,3 @@ type timeoutError struct{ err error }
 
 func (e *timeoutError) Error() string   { return "resilience: timeout: " + e.err.Error() }
 func (e *timeoutError) Unwrap() []error { return []error{ErrTimeout, e.err} }
-
-// Call states of a timedCall: whoever moves it out of running decides who
-// owns the result.
-const (
-	callRunning int32 = iota
-	callFinished
-	callAbandoned
-)
-
-// timedCall is one run of fn on a worker goroutine (see startTask). The
-// caller waits for fn's context to end, which happens in one of three
-// ways: the worker cancels it when fn returns, the deadline passes, or the
-// parent ends. Whoever moves state out of running decides: the worker,
-// after writing the outcome, or the caller, abandoning the call. Waiting on
-// the one channel the context has anyway costs less than a select over it
-// and a channel of our own.
-type timedCall[T any] struct {
-	state atomic.Int32
-	v     T
-	err   error
-	panic *PanicError
-
-	// The call, set by the caller before it hands the task over.
-	t      *timeout[T]
-	ctx    context.Context
-	cancel context.CancelFunc
-	next   chain[T]
-	fn     Func[T]
-}
-
-func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
-	var start time.Time
-	if t.outcomes {
-		start = t.now()
-	}
-	tctx, cancel := t.withDeadline(ctx)
-	c, _ := t.calls.Get().(*timedCall[T])
-	if c == nil {
-		c = &timedCall[T]{t: t}
-	}
-	c.ctx, c.cancel, c.next, c.fn = tctx, cancel, next, fn
-	startTask(c)
-
-	<-tctx.Done()
-	var zero T
-	if c.state.CompareAndSwap(callRunning, callAbandoned) {
-		cancel()
-		err := expired(ctx)
-		t.ended(ctx, start, err, err == ErrTimeout)
-		return zero, err
-	}
-	// fn returned before its context ended, and its outcome was written
-	// before the state changed.
-	v, err, pe := c.v, c.err, c.panic
-	cancel()
-	c.v, c.err, c.panic = zero, nil, nil
-	c.ctx, c.cancel, c.next, c.fn = nil, nil, nil, nil
-	c.state.Store(callRunning)
-	t.calls.Put(c)
-	if pe != nil {
-		if pe.Value == errGoexit {
-			t.ended(ctx, start, pe, false)
-			return v, pe
-		}
-		panic(pe.Value)
-	}
-	t.ended(ctx, start, err, false)
-	return v, err
-}
-
-// ended reports the end of a default-mode call to the observer, if any.
-func (t *timeout[T]) ended(ctx context.Context, start time.Time, err error, timedOut bool) {
-	if t.observer == nil {
-		return
-	}
-	if timedOut {
-		t.observe(ctx, Event{Kind: EventTimeout, Component: "timeout", Wait: t.d})
-	}
-	if t.outcomes {
-		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
-	}
-}
-
-// run calls fn and hands its outcome, or its panic, to the caller if the
-// caller still waits and fn's context has not ended; cancel wakes the
-// caller. Once run's own state change succeeds it leaves c alone, for the
-// caller reuses c at once; a c the caller abandoned is never reused, so
-// writing to it first is harmless.
-//
-// A fn that returns after its context ended lost the race whatever it
-// returns, even when it gets to change the state first: the deadline passed
-// first. run then leaves the state to the caller, who is awake already or
-// about to be, and hands a result to the discard hook.
-func (c *timedCall[T]) run() {
-	t, ctx, cancel, next, fn := c.t, c.ctx, c.cancel, c.next, c.fn
-	finished := false
-	defer func() {
-		if finished {
-			return
-		}
-		pe := newPanicError(recover())
-		c.panic = pe
-		if c.state.CompareAndSwap(callRunning, callFinished) {
-			cancel()
-		} else if t.observer != nil {
-			t.observe(ctx, Event{Kind: EventLatePanic, Component: "timeout", Panic: pe})
-		}
-	}()
-	v, err := next(ctx, fn)
-	finished = true
-	if ctx.Err() == nil {
-		c.v, c.err = v, err
-		if c.state.CompareAndSwap(callRunning, callFinished) {
-			cancel()
-			return
-		}
-	}
-	if err == nil {
-		t.discarded(ctx, v) // abandoned: nobody returns this result
-	}
-}

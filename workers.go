@@ -158,10 +158,13 @@ func idleWorkers() int {
 
 // inBubble reports whether the calling goroutine is inside a
 // testing/synctest bubble. There the clock is fake: it starts at midnight
-// UTC, 2000-01-01, and its readings carry no monotonic clock reading, which
-// a real reading always has. TestInBubble fails if a Go release changes
-// this.
+// UTC, 2000-01-01, and its readings carry no monotonic reading, so the time
+// since epoch (a real reading, taken when the package was loaded) is
+// measured on the wall clock and comes out negative, or decades long if the
+// machine's clock was set before 2000. A real reading is measured on the
+// monotonic clock, and is neither. TestInBubble fails if a Go release
+// changes this.
 func inBubble() bool {
-	now := time.Now()
-	return now == now.Round(0)
+	e := time.Since(epoch)
+	return e < 0 || e > bubbleGap
 }
