@@ -210,6 +210,13 @@ func (c *deadlineCtx) unregister(n *afterFunc) bool {
 	return false
 }
 
+// armNew puts a context that is not shared yet on the wheel: the default
+// mode's caller, who waits for it to end.
+func (c *deadlineCtx) armNew() {
+	c.armed, c.shard = true, pickShard()
+	c.shard.add(c)
+}
+
 // arm puts a live context on the wheel and watches its parent, once:
 // someone now waits for it to end.
 func (c *deadlineCtx) arm() {

@@ -35,6 +35,7 @@ type timedCall[T any] struct {
 	// The call, set by the caller before it hands the task over.
 	t      *timeout[T]
 	ctx    context.Context
+	own    *deadlineCtx       // ctx, when it is a deadlineCtx
 	cancel context.CancelFunc // nil on a deadlineCtx
 	next   chain[T]
 	fn     Func[T]
@@ -54,7 +55,11 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	}
 	tctx, cancel := t.withDeadline(ctx)
 	c.ctx, c.cancel, c.next, c.fn = tctx, cancel, next, fn
-	startTask(c)
+	if inBubble() {
+		go c.run() // the bubble's goroutines must not outlive it
+	} else {
+		startTask(c)
+	}
 
 	<-tctx.Done()
 	if c.state.CompareAndSwap(callRunning, callAbandoned) {
@@ -72,8 +77,8 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 // deadline, and has no Done channel unless fn asks for one.
 func (t *timeout[T]) raceOwn(ctx context.Context, next chain[T], fn Func[T], c *timedCall[T], dc *deadlineCtx, start time.Time) (T, error) {
 	dc.wake, dc.watched = c.wake, true
-	dc.arm()
-	c.ctx, c.cancel, c.next, c.fn = dc, nil, next, fn
+	dc.armNew()
+	c.ctx, c.own, c.cancel, c.next, c.fn = dc, dc, nil, next, fn
 	startTask(c)
 
 	parent := ctx.Done()
@@ -89,8 +94,14 @@ func (t *timeout[T]) raceOwn(ctx context.Context, next chain[T], fn Func[T], c *
 		if c.state.Load() == callFinished {
 			break
 		}
-		if dc.Err() == nil {
-			continue // a token from an earlier call
+		if dc.state.Load() == dlLive {
+			// The wheel ends dc at the deadline; the parent, the caller
+			// watches.
+			if err := ctx.Err(); err == nil {
+				continue // a token from an earlier call
+			} else {
+				dc.end(dlParent, err)
+			}
 		}
 		if c.state.CompareAndSwap(callRunning, callAbandoned) {
 			dc.release()
@@ -120,7 +131,7 @@ func (t *timeout[T]) collect(ctx context.Context, c *timedCall[T], start time.Ti
 	v, err, pe := c.v, c.err, c.panic
 	var zero T
 	c.v, c.err, c.panic = zero, nil, nil
-	c.ctx, c.cancel, c.next, c.fn = nil, nil, nil, nil
+	c.ctx, c.own, c.cancel, c.next, c.fn = nil, nil, nil, nil, nil
 	c.state.Store(callRunning)
 	t.calls.Put(c)
 	if pe != nil {
@@ -158,7 +169,7 @@ func (t *timeout[T]) ended(ctx context.Context, start time.Time, err error, time
 // first. run then leaves the state to the caller, who is awake already or
 // about to be, and hands a result to the discard hook.
 func (c *timedCall[T]) run() {
-	t, ctx, cancel, wake, next, fn := c.t, c.ctx, c.cancel, c.wake, c.next, c.fn
+	t, ctx, own, cancel, wake, next, fn := c.t, c.ctx, c.own, c.cancel, c.wake, c.next, c.fn
 	finished := false
 	defer func() {
 		if finished {
@@ -174,7 +185,7 @@ func (c *timedCall[T]) run() {
 	}()
 	v, err := next(ctx, fn)
 	finished = true
-	if ctx.Err() == nil {
+	if live(ctx, own) {
 		c.v, c.err = v, err
 		if c.state.CompareAndSwap(callRunning, callFinished) {
 			notify(cancel, wake)
@@ -184,6 +195,16 @@ func (c *timedCall[T]) run() {
 	if err == nil {
 		t.discarded(ctx, v) // abandoned: nobody returns this result
 	}
+}
+
+// live reports whether fn's context has not ended. A deadlineCtx on the
+// wheel ends when the wheel or the caller ends it: its state says, with no
+// reading of the clock.
+func live(ctx context.Context, own *deadlineCtx) bool {
+	if own != nil {
+		return own.state.Load() == dlLive
+	}
+	return ctx.Err() == nil
 }
 
 // notify wakes the caller of a call whose fn returned.

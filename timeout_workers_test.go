@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"bytes"
+	"context"
 	"runtime"
 	"slices"
 	"strconv"
@@ -57,20 +58,13 @@ func runOn(t *testing.T) int {
 	return <-got
 }
 
-// idleSet returns the parked workers.
-func idleSet() []*worker {
-	pool.mu.Lock()
-	defer pool.mu.Unlock()
-	return slices.Clone(pool.idle)
-}
-
 func TestWorkerPool(t *testing.T) {
 	t.Cleanup(func() { stopIdleWorkers() })
 
 	t.Run("a parked worker runs the next task", func(t *testing.T) {
 		stopIdleWorkers()
 		first := runOn(t)
-		waitUntil(t, "the worker parks", func() bool { return idleWorkers() > 0 })
+		waitUntil(t, "the worker parks", func() bool { return len(idleWorkers()) > 0 })
 		if second := runOn(t); second != first {
 			t.Errorf("second task ran on goroutine %d, want the parked worker %d", second, first)
 		}
@@ -79,27 +73,23 @@ func TestWorkerPool(t *testing.T) {
 	t.Run("idle workers exit after a whole sweep period", func(t *testing.T) {
 		stopIdleWorkers()
 		runOn(t)
-		waitUntil(t, "the worker parks", func() bool { return idleWorkers() > 0 })
-		parked := idleSet()
+		waitUntil(t, "the worker parks", func() bool { return len(idleWorkers()) > 0 })
+		parked := idleWorkers()
 		// The pool's own sweeper stays out of the way meanwhile.
 		pool.mu.Lock()
 		pool.sweeper.Stop()
-		pool.armed = true
+		pool.armed.Store(true)
 		pool.mu.Unlock()
-		defer func() {
-			pool.mu.Lock()
-			pool.armed = false
-			pool.mu.Unlock()
-		}()
+		defer pool.armed.Store(false)
 		sweepWorkers() // parked during this period: kept
 		for _, w := range parked {
-			if !slices.Contains(idleSet(), w) {
+			if !slices.Contains(idleWorkers(), w) {
 				t.Fatal("a worker parked for less than a period was let go")
 			}
 		}
 		sweepWorkers() // parked for the whole period since: let go
 		for _, w := range parked {
-			if slices.Contains(idleSet(), w) {
+			if slices.Contains(idleWorkers(), w) {
 				t.Fatal("a worker parked for a whole period is still parked")
 			}
 		}
@@ -115,11 +105,11 @@ func TestWorkerPool(t *testing.T) {
 			<-started
 		}
 		close(block)
-		waitUntil(t, "the workers park", func() bool { return idleWorkers() >= 4 })
+		waitUntil(t, "the workers park", func() bool { return len(idleWorkers()) >= 4 })
 		if n := stopIdleWorkers(); n < 4 {
 			t.Errorf("stopIdleWorkers() = %d, want at least 4", n)
 		}
-		if n := idleWorkers(); n != 0 {
+		if n := len(idleWorkers()); n != 0 {
 			t.Errorf("idleWorkers() = %d after stopIdleWorkers, want 0", n)
 		}
 	})
@@ -134,13 +124,16 @@ func TestWorkerPool(t *testing.T) {
 		}
 	})
 
-	t.Run("inside a bubble every task gets a goroutine of its own", func(t *testing.T) {
+	t.Run("inside a bubble every call gets a goroutine of its own", func(t *testing.T) {
 		stopIdleWorkers()
 		synctest.Test(t, func(t *testing.T) {
-			runOn(t)
+			p := Timeout[int](time.Second)
+			if _, err := p.Execute(t.Context(), func(context.Context) (int, error) { return 1, nil }); err != nil {
+				t.Fatal(err)
+			}
 			synctest.Wait()
-			if n := idleWorkers(); n != 0 {
-				t.Errorf("idleWorkers() = %d after a task in a bubble, want 0", n)
+			if n := len(idleWorkers()); n != 0 {
+				t.Errorf("idleWorkers() = %d after a call in a bubble, want 0", n)
 			}
 		})
 	})

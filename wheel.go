@@ -16,7 +16,7 @@ import (
 // fires about once per timeout, not once per call.
 //
 // A deadline is late by up to one tick plus the runtime timer's own
-// lateness. Shards, one per processor, spread the lock.
+// lateness. Shards, four per processor, spread the lock.
 
 const (
 	wheelTick  = time.Millisecond
@@ -43,7 +43,7 @@ var wheel struct {
 func pickShard() *wheelShard {
 	wheel.once.Do(func() {
 		n := 1
-		for n < runtime.GOMAXPROCS(0) && n < 64 {
+		for n < 4*runtime.GOMAXPROCS(0) && n < 64 {
 			n *= 2
 		}
 		wheel.shards = make([]wheelShard, n)

@@ -1,7 +1,10 @@
 package resilience
 
 import (
+	"math/rand/v2"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -17,7 +20,11 @@ import (
 // sweep period (workerIdle) exits at the next sweep, so a burst leaves
 // nothing behind for long. Tasks are never queued: with no parked worker a
 // call starts a new goroutine, so a slow or abandoned fn delays no other
-// call.
+// call. Parked workers are kept in a few stacks, each with its own lock, so
+// that callers on different processors seldom meet.
+//
+// A worker runs with the profiler labels of the call that started it, not
+// of the call it serves.
 
 // task is one run of fn that a worker executes.
 type task interface{ run() }
@@ -34,33 +41,56 @@ type worker struct {
 	epoch uint64 // pool.epoch when it parked
 }
 
+// idleStack is one stack of parked workers: the longest parked at the
+// bottom.
+type idleStack struct {
+	mu   sync.Mutex
+	idle []*worker
+	_    [40]byte // keep stacks apart in the cache
+}
+
 var pool struct {
-	mu      sync.Mutex
-	idle    []*worker // a stack: the longest parked at the bottom
-	epoch   uint64    // sweeps so far
+	once   sync.Once
+	stacks []idleStack
+	epoch  atomic.Uint64 // sweeps so far
+	armed  atomic.Bool   // the sweeper will fire
+
+	mu      sync.Mutex // arms the sweeper
 	sweeper *time.Timer
-	armed   bool // sweeper will fire
+}
+
+func idleStacks() []idleStack {
+	pool.once.Do(func() {
+		n := 1
+		for n < 2*runtime.GOMAXPROCS(0) && n < 64 {
+			n *= 2
+		}
+		pool.stacks = make([]idleStack, n)
+	})
+	return pool.stacks
 }
 
 // startTask runs t on a parked worker, or on a new goroutine when none is
-// parked or the caller is inside a testing/synctest bubble (whose goroutines
-// must not outlive the bubble, and whose fake time a worker from outside
-// would not see).
+// parked. The caller must not be inside a testing/synctest bubble (see
+// inBubble), whose goroutines must not outlive it and whose fake time a
+// worker from outside would not see.
 func startTask(t task) {
-	if inBubble() {
-		go t.run()
-		return
+	stacks := idleStacks()
+	n := uint32(len(stacks))
+	first := rand.Uint32() & (n - 1)
+	for i := range n {
+		s := &stacks[(first+i)&(n-1)]
+		s.mu.Lock()
+		if k := len(s.idle); k > 0 {
+			w := s.idle[k-1]
+			s.idle[k-1] = nil
+			s.idle = s.idle[:k-1]
+			s.mu.Unlock()
+			w.tasks <- t
+			return
+		}
+		s.mu.Unlock()
 	}
-	pool.mu.Lock()
-	if n := len(pool.idle); n > 0 {
-		w := pool.idle[n-1]
-		pool.idle[n-1] = nil
-		pool.idle = pool.idle[:n-1]
-		pool.mu.Unlock()
-		w.tasks <- t
-		return
-	}
-	pool.mu.Unlock()
 	w := &worker{tasks: make(chan task, 1)}
 	go w.loop(t)
 }
@@ -78,57 +108,78 @@ func (w *worker) loop(t task) {
 	}
 }
 
-// park puts w on the idle stack, and reports false if the stack is full.
+// park puts w on an idle stack, and reports false if it is full.
 func (w *worker) park() bool {
-	pool.mu.Lock()
-	defer pool.mu.Unlock()
-	if len(pool.idle) >= maxIdleWorkers {
+	stacks := idleStacks()
+	s := &stacks[rand.Uint32()&uint32(len(stacks)-1)]
+	s.mu.Lock()
+	if len(s.idle) >= maxIdleWorkers/len(stacks) {
+		s.mu.Unlock()
 		return false
 	}
-	w.epoch = pool.epoch
-	pool.idle = append(pool.idle, w)
-	if !pool.armed {
-		pool.armed = true
-		if pool.sweeper == nil {
-			pool.sweeper = time.AfterFunc(workerIdle, sweepWorkers)
-		} else {
-			pool.sweeper.Reset(workerIdle)
-		}
+	w.epoch = pool.epoch.Load()
+	s.idle = append(s.idle, w)
+	s.mu.Unlock()
+	if !pool.armed.Load() {
+		armSweeper()
 	}
 	return true
 }
 
+// armSweeper makes sure a sweep will come.
+func armSweeper() {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	if pool.armed.Load() {
+		return
+	}
+	pool.armed.Store(true)
+	if pool.sweeper == nil {
+		pool.sweeper = time.AfterFunc(workerIdle, sweepWorkers)
+		return
+	}
+	pool.sweeper.Reset(workerIdle)
+}
+
 // sweepWorkers lets go of the workers that have been parked since before
 // the previous sweep, a whole period at least, and comes again while any
-// worker is parked.
+// worker is parked. It disarms itself before it looks, so that a worker
+// parking meanwhile arms it again.
 func sweepWorkers() {
 	pool.mu.Lock()
-	pool.epoch++
-	n := 0
-	for n < len(pool.idle) && pool.idle[n].epoch+1 < pool.epoch {
-		n++
-	}
-	stale := release(n)
-	pool.armed = len(pool.idle) > 0
-	if pool.armed {
-		pool.sweeper.Reset(workerIdle)
-	}
+	pool.armed.Store(false)
+	epoch := pool.epoch.Add(1)
 	pool.mu.Unlock()
-	for _, w := range stale {
-		w.tasks <- nil
+	parked := 0
+	for i := range pool.stacks {
+		s := &pool.stacks[i]
+		s.mu.Lock()
+		k := 0
+		for k < len(s.idle) && s.idle[k].epoch+1 < epoch {
+			k++
+		}
+		stale := s.release(k)
+		parked += len(s.idle)
+		s.mu.Unlock()
+		for _, w := range stale {
+			w.tasks <- nil
+		}
+	}
+	if parked > 0 {
+		armSweeper()
 	}
 }
 
-// release removes the n longest parked workers from the idle stack and
-// returns them. pool.mu is held.
-func release(n int) []*worker {
-	if n == 0 {
+// release removes the k longest parked workers from the stack and returns
+// them. s.mu is held.
+func (s *idleStack) release(k int) []*worker {
+	if k == 0 {
 		return nil
 	}
-	stale := append([]*worker(nil), pool.idle[:n]...)
-	rest := copy(pool.idle, pool.idle[n:])
-	clear(pool.idle[rest:])
-	pool.idle = pool.idle[:rest]
+	stale := append([]*worker(nil), s.idle[:k]...)
+	rest := copy(s.idle, s.idle[k:])
+	clear(s.idle[rest:])
+	s.idle = s.idle[:rest]
 	return stale
 }
 
@@ -137,23 +188,37 @@ func release(n int) []*worker {
 // that is busy parks again when its task is done.
 func stopIdleWorkers() int {
 	pool.mu.Lock()
-	stale := release(len(pool.idle))
 	if pool.sweeper != nil {
 		pool.sweeper.Stop()
 	}
-	pool.armed = false
+	pool.armed.Store(false)
 	pool.mu.Unlock()
-	for _, w := range stale {
-		w.tasks <- nil
+	stopped := 0
+	stacks := idleStacks()
+	for i := range stacks {
+		s := &stacks[i]
+		s.mu.Lock()
+		stale := s.release(len(s.idle))
+		s.mu.Unlock()
+		for _, w := range stale {
+			w.tasks <- nil
+		}
+		stopped += len(stale)
 	}
-	return len(stale)
+	return stopped
 }
 
-// idleWorkers returns the number of parked workers.
-func idleWorkers() int {
-	pool.mu.Lock()
-	defer pool.mu.Unlock()
-	return len(pool.idle)
+// idleWorkers returns the parked workers.
+func idleWorkers() []*worker {
+	var out []*worker
+	stacks := idleStacks()
+	for i := range stacks {
+		s := &stacks[i]
+		s.mu.Lock()
+		out = append(out, s.idle...)
+		s.mu.Unlock()
+	}
+	return out
 }
 
 // inBubble reports whether the calling goroutine is inside a
