@@ -3,6 +3,7 @@ package resilience
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -434,4 +435,75 @@ func memInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse + m.StackInuse
+}
+
+// FuzzWheel runs a shard through adds, removes and expiries against a
+// model: a set of deadlines by tick. Each step checks that exactly the due
+// contexts ended, and that the timer is never set later than the earliest
+// deadline on the wheel.
+func FuzzWheel(f *testing.F) {
+	f.Add([]byte{0, 5, 0, 1, 2, 3, 1, 0, 2, 6})
+	f.Add([]byte{0, 200, 0, 255, 0, 3, 2, 255, 2, 255, 1, 1})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		s := &wheelShard{}
+		base := nowTick() + 1<<30 // far ahead: the real timer never fires
+		s.done = base
+		defer func() {
+			if s.timer != nil {
+				s.timer.Stop()
+			}
+		}()
+		var cs []*deadlineCtx
+		model := map[*deadlineCtx]int64{} // on the wheel: its tick
+		now := base - 1
+		for len(ops) >= 2 {
+			op, arg := ops[0]%3, int64(ops[1])
+			ops = ops[2:]
+			switch op {
+			case 0: // add, due arg*37 ticks ahead of the last expiry
+				tick := now + 1 + arg*37
+				c := &deadlineCtx{parent: context.Background(), at: time.Duration(tick) * wheelTick}
+				c.shard = s
+				s.add(c)
+				cs = append(cs, c)
+				model[c] = max(tick, s.done)
+			case 1: // remove one
+				if len(cs) == 0 {
+					continue
+				}
+				c := cs[int(arg)%len(cs)]
+				s.remove(c)
+				delete(model, c)
+			case 2: // time passes
+				now += arg * 29
+				s.expire(now)
+				for c, tick := range model {
+					if tick <= now {
+						delete(model, c)
+						if c.state.Load() != dlExpired {
+							t.Fatalf("a context due at %d is live after expire(%d)", tick-base, now-base)
+						}
+					}
+				}
+			}
+			for _, c := range cs {
+				_, on := model[c]
+				if on != c.inWheel {
+					t.Fatalf("inWheel = %v, model says %v", c.inWheel, on)
+				}
+			}
+			if s.n != len(model) {
+				t.Fatalf("n = %d, model has %d", s.n, len(model))
+			}
+			if len(model) > 0 {
+				earliest := int64(math.MaxInt64)
+				for _, tick := range model {
+					earliest = min(earliest, tick)
+				}
+				if s.at == 0 || s.at > earliest {
+					t.Fatalf("timer set for %d, earliest deadline %d", s.at-base, earliest-base)
+				}
+			}
+		}
+	})
 }
