@@ -36,22 +36,23 @@ type deadlineCtx struct {
 	at     time.Duration // the deadline, on the monotonic clock since epoch
 	state  atomic.Int32
 
+	// Flags, packed beside state.
+	armed   bool // on the wheel, and the parent watched; under mu
+	watched bool // the waiting caller watches the parent itself
+	inWheel bool // under the shard's lock
+
 	mu         sync.Mutex
 	err        error        // the parent's error, set before state becomes dlParent
 	done       atomic.Value // chan struct{}, made when asked for
 	funcs      *afterFunc   // to call when the context ends
 	stopParent func() bool  // stops watching the parent
-	armed      bool         // on the wheel, and the parent watched
+	shard      *wheelShard  // set under mu when armed
 
-	wake    chan struct{} // a waiting caller's, told when the deadline or the parent ends it
-	watched bool          // the waiting caller watches the parent itself
-
-	shard *wheelShard // set under mu when armed
+	wake chan struct{} // a waiting caller's, told when the deadline or the parent ends it
 
 	// On the wheel, under its shard's lock.
 	next, prev *deadlineCtx
 	tick       int64
-	inWheel    bool
 }
 
 // States of a deadlineCtx.
