@@ -225,9 +225,9 @@ func idleWorkers() []*worker {
 // testing/synctest bubble. There the clock is fake: it starts at midnight
 // UTC, 2000-01-01, and its readings carry no monotonic reading, so the time
 // since epoch (a real reading, taken when the package was loaded) is
-// measured on the wall clock and comes out negative, or decades long if the
-// machine's clock was set before 2000. A real reading is measured on the
-// monotonic clock, and is neither. TestInBubble fails if a Go release
+// measured on the wall clock and comes out negative (or decades long, on a
+// machine whose clock was set decades before 2000). A real reading is
+// measured on the monotonic clock, and is neither. TestInBubble fails if a Go release
 // changes this.
 func inBubble() bool {
 	e := time.Since(epoch)
