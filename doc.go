@@ -49,6 +49,7 @@
 // reachable, so errors.Is(err, io.ErrUnexpectedEOF) still holds through a
 // retry. ErrTimeout also matches context.DeadlineExceeded. When the caller's
 // own context ends, the caller gets the context's error.
+// A call whose deadline passed before it returned gets ErrTimeout, whatever it returned.
 //
 // A panic in fn is not swallowed: guards record it as a failure, receiving
 // a *[PanicError], release what they hold, and the panic continues with its

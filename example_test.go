@@ -89,6 +89,30 @@ func ExampleTimeout() {
 	// Output: true true
 }
 
+// reply stands for a result that holds a resource, such as an
+// *http.Response whose body must be closed.
+type reply struct{ body string }
+
+func (r *reply) Close() string { return "closed " + r.body }
+
+func ExampleTimeout_lateResult() {
+	// The deadline decides: a result that arrives after it is no success,
+	// and goes to the discard hook, which frees what it holds.
+	closed := make(chan string, 1)
+	policy := resilience.Timeout[*reply](10*time.Millisecond,
+		resilience.WithDiscard(func(r *reply) { closed <- r.Close() }))
+
+	r, err := resilience.Do(context.Background(), policy, func(ctx context.Context) (*reply, error) {
+		<-ctx.Done()                     // the call noticed the deadline,
+		return &reply{body: "late"}, nil // and answered all the same
+	})
+	fmt.Println(r, err)
+	fmt.Println(<-closed)
+	// Output:
+	// <nil> resilience: timeout
+	// closed late
+}
+
 func ExampleWithTimeoutCooperative() {
 	// A cooperative timeout runs fn in the caller's goroutine: cheaper, but
 	// fn must honour its context.

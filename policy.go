@@ -20,8 +20,13 @@ type Policy[T any] interface {
 // the package's own policies cost none.
 type PolicyFunc[T any] func(ctx context.Context, fn Func[T]) (T, error)
 
-// Execute calls f(ctx, fn).
-func (f PolicyFunc[T]) Execute(ctx context.Context, fn Func[T]) (T, error) { return f(ctx, fn) }
+// Execute calls f(ctx, fn). It panics if fn is nil, as [Do] does.
+func (f PolicyFunc[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: PolicyFunc: fn is nil")
+	}
+	return f(ctx, fn)
+}
 
 // Guard is a shared, untyped gate in front of calls: a [Breaker] or a
 // [Bulkhead]. One guard can protect calls of any result type through
@@ -35,7 +40,7 @@ type Guard interface {
 // Guarded returns a policy that asks g before each call and tells g how the
 // call went. When fn panics, g's done receives a *[PanicError] (so a
 // bulkhead slot or a half-open probe is freed) and the panic continues with
-// its original value.
+// its original value. Its Execute panics if fn is nil, as [Do] does.
 func Guarded[T any](g Guard) Policy[T] {
 	if g == nil {
 		panic("resilience: Guarded: guard is nil")
@@ -59,6 +64,9 @@ type guarded[T any] struct {
 }
 
 func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: Guarded: fn is nil")
+	}
 	return p.run(ctx, fn)
 }
 
@@ -107,39 +115,6 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 		finished = true
 		done(err)
 		return v, err
-	}
-}
-
-// chain is the inside of a layer: calling it runs the layers within and then
-// fn. The innermost chain is [last], which calls fn.
-type chain[T any] func(ctx context.Context, fn Func[T]) (T, error)
-
-// last returns the chain that calls fn and nothing else.
-func last[T any]() chain[T] {
-	return func(ctx context.Context, fn Func[T]) (T, error) { return fn(ctx) }
-}
-
-// stage is implemented by the package's own policies. link returns the policy
-// as a layer around next: a closure that does the policy's work and calls
-// next directly. [Compose] links its layers once, when it is built, so a call
-// through a composition costs one closure call a layer, with no interface
-// call, wrapper or allocation.
-type stage[T any] interface {
-	Policy[T]
-	link(next chain[T]) chain[T]
-}
-
-// linkPolicy returns p as a layer around next. A policy that is not one of
-// ours gets the rest of the chain as its fn, a closure made on each call.
-// Inside a layer, next is called directly: chains are closures, and the
-// compiler does not inline helpers into closures that it copies when it
-// inlines link.
-func linkPolicy[T any](p Policy[T], next chain[T]) chain[T] {
-	if s, ok := p.(stage[T]); ok {
-		return s.link(next)
-	}
-	return func(ctx context.Context, fn Func[T]) (T, error) {
-		return p.Execute(ctx, func(ctx context.Context) (T, error) { return next(ctx, fn) })
 	}
 }
 

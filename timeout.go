@@ -2,17 +2,17 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
+
 	"time"
 )
 
 // Timeout returns a policy that gives fn at most d to return.
 //
 // By default the policy returns at the deadline even when fn ignores its
-// context: fn runs in a goroutine of its own, and when the deadline passes
+// context: fn runs in a goroutine other than the caller's (a parked worker
+// reused from call to call, so a stack grown once stays grown), and when the deadline passes
 // first, Execute returns an error matching [ErrTimeout] (and
 // context.DeadlineExceeded) while fn goes on until it returns, its result
 // dropped. Nothing is left behind once fn returns. [WithTimeoutCooperative] runs fn
@@ -20,17 +20,35 @@ import (
 // returning when its context ends.
 //
 // The context fn receives carries the deadline, and ErrTimeout as its cause
-// (see [context.Cause]) when it comes from the real clock. When the caller's
+// (see [context.Cause]). On the real clock it is the package's own deadline
+// context, cheaper than context.WithTimeout: one allocation, and a slot on a
+// timing wheel shared by every Timeout only once something waits for it. Its
+// resolution is a millisecond: the deadline is met up to a millisecond late.
+// Contexts fn derives from it with the context package attach without a
+// goroutine. The standard context serves instead for a d under 10ms or over
+// 24h, with an injected clock, and inside a testing/synctest bubble. When the caller's
 // own context ends first, Execute returns the caller's error, not ErrTimeout.
+//
+// The deadline decides, in both modes: when fn's context ended before fn
+// returned, the outcome is an error (ErrTimeout, or the caller's error),
+// whatever fn returns, even a fn that noticed the deadline and returned a
+// result at once. A result that comes after the deadline goes to the
+// [WithDiscard] hook, if there is one, exactly once: in the default mode
+// from fn's goroutine, so the caller never waits for it; in the cooperative
+// mode, which waits for fn anyway, before Execute returns.
 //
 // A panic in fn reaches the caller's goroutine with its original value. A
 // panic in an abandoned fn, one that has outlived its deadline, reaches no
 // caller: it is dropped, after being reported to the observer as an
-// [EventLatePanic] if there is one. The result of an abandoned fn goes to
-// the [WithDiscard] hook if there is one.
+// [EventLatePanic] if there is one.
+//
+// An observer given with [WithObserver] receives an [EventTimeout] (Wait is
+// d) when the deadline passes first, an [EventDiscarded] for each late
+// result handed to the discard hook, and an [EventCallEnded] for every call
+// if it asked for outcomes.
 //
 // A d of 0 means no timeout: fn is called directly. Timeout panics if d is
-// negative.
+// negative; its Execute panics if fn is nil, as [Do] does.
 func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: Timeout: duration must not be negative, got %v", d))
@@ -69,7 +87,9 @@ func (o Option) applyTimeout(c *timeoutConfig) { o.set(&c.common) }
 // on fn returning when its context ends. It costs little more than
 // context.WithTimeout, but a fn that ignores its context holds the caller
 // past the deadline. When fn returns an error after the deadline, the error
-// matches both ErrTimeout and fn's own error. By default a Timeout is not
+// matches both ErrTimeout and fn's own error; when it returns a result
+// after the deadline, the outcome is ErrTimeout and the result goes to the
+// [WithDiscard] hook. By default a Timeout is not
 // cooperative.
 func WithTimeoutCooperative() TimeoutOption {
 	return timeoutOptionFunc(func(c *timeoutConfig) { c.cooperative = true })
@@ -84,6 +104,9 @@ type timeout[T any] struct {
 }
 
 func (t *timeout[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: Timeout: fn is nil")
+	}
 	return t.run(ctx, t.last, fn)
 }
 
@@ -111,8 +134,8 @@ func (t *timeout[T]) withDeadline(ctx context.Context) (context.Context, context
 	return t.withTimeout(ctx, t.d, ErrTimeout)
 }
 
-// expired is the error for a derived context tctx that has ended: the
-// parent's error when the parent ended, otherwise ErrTimeout.
+// expired is the outcome of a call whose context ended before fn returned:
+// the parent's error when the parent ended, otherwise ErrTimeout.
 func expired(parent context.Context) error {
 	if err := parent.Err(); err != nil {
 		return err
@@ -120,21 +143,60 @@ func expired(parent context.Context) error {
 	return ErrTimeout
 }
 
-func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
-	tctx, cancel := t.withDeadline(ctx)
-	defer cancel()
-	v, err := next(tctx, fn)
-	return v, timedOut(ctx, tctx, err)
+func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
+	var start time.Time
+	if t.outcomes {
+		start = t.now()
+	}
+	var tctx context.Context
+	if dc := t.newDeadline(ctx); dc != nil {
+		defer dc.release()
+		tctx = dc
+	} else {
+		c, cancel := t.withDeadline(ctx)
+		defer cancel()
+		tctx = c
+	}
+	v, err = next(tctx, fn)
+	if tctx.Err() != nil {
+		// The context ended before fn returned: the outcome is an error
+		// whatever fn returned, and a result goes to the discard hook.
+		if err == nil {
+			t.discarded(tctx, v)
+			var zero T
+			v, err = zero, expired(ctx)
+		} else if ctx.Err() == nil {
+			err = &timeoutError{err: err}
+		}
+		if ctx.Err() == nil && t.observer != nil {
+			t.observe(ctx, Event{Kind: EventTimeout, Component: "timeout", Wait: t.d})
+		}
+	}
+	if t.outcomes {
+		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
+	}
+	return v, err
 }
 
-// timedOut turns fn's error into a timeout when fn's context reached its
-// deadline while the parent's had not ended: fn most likely failed because
-// of it.
-func timedOut(parent, tctx context.Context, err error) error {
-	if err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && parent.Err() == nil {
-		return &timeoutError{err: err}
+// newDeadline returns fn's context as a deadlineCtx, or nil where the
+// standard context must serve, an injected clock among them.
+func (t *timeout[T]) newDeadline(ctx context.Context) *deadlineCtx {
+	if t.clock != nil {
+		return nil
 	}
-	return err
+	return newDeadline(ctx, t.d)
+}
+
+// discarded hands v, a result that came after the deadline, to the discard
+// hook.
+func (t *timeout[T]) discarded(ctx context.Context, v T) {
+	if t.discard == nil {
+		return
+	}
+	t.discard(v)
+	if t.observer != nil {
+		t.observe(ctx, Event{Kind: EventDiscarded, Component: "timeout"})
+	}
 }
 
 // timeoutError is a cooperative fn's error after its deadline: ErrTimeout and
@@ -143,85 +205,3 @@ type timeoutError struct{ err error }
 
 func (e *timeoutError) Error() string   { return "resilience: timeout: " + e.err.Error() }
 func (e *timeoutError) Unwrap() []error { return []error{ErrTimeout, e.err} }
-
-// Call states of a timedCall: whoever moves it out of running decides who
-// owns the result.
-const (
-	callRunning int32 = iota
-	callFinished
-	callAbandoned
-)
-
-// timedCall is one run of fn in its own goroutine. The caller waits for fn's
-// context to end, which happens in one of three ways: fn's goroutine cancels
-// it when fn returns, the deadline passes, or the parent ends. Whoever moves
-// state out of running decides: the goroutine, after writing the outcome,
-// or the caller, abandoning the call. Waiting on the one channel the context
-// has anyway costs less than a select over it and a channel of our own.
-type timedCall[T any] struct {
-	state atomic.Int32
-	v     T
-	err   error
-	panic *PanicError
-}
-
-func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
-	tctx, cancel := t.withDeadline(ctx)
-	c, _ := t.calls.Get().(*timedCall[T])
-	if c == nil {
-		c = new(timedCall[T])
-	}
-	go c.run(tctx, cancel, next, fn, t)
-
-	<-tctx.Done()
-	if c.state.CompareAndSwap(callRunning, callAbandoned) {
-		cancel()
-		var zero T
-		return zero, expired(ctx)
-	}
-	// fn returned, and its outcome was written before the state changed.
-	v, err, pe := c.v, timedOut(ctx, tctx, c.err), c.panic
-	cancel()
-	var zero T
-	c.v, c.err, c.panic = zero, nil, nil
-	c.state.Store(callRunning)
-	t.calls.Put(c)
-	if pe != nil {
-		if pe.Value == errGoexit {
-			return v, pe
-		}
-		panic(pe.Value)
-	}
-	return v, err
-}
-
-// run calls fn and hands its outcome, or its panic, to the caller if the
-// caller still waits; cancel wakes the caller. Once run's own state change
-// succeeds it leaves c alone, for the caller reuses c at once; a c the
-// caller abandoned is never reused, so writing to it first is harmless.
-func (c *timedCall[T]) run(ctx context.Context, cancel context.CancelFunc, next chain[T], fn Func[T], t *timeout[T]) {
-	finished := false
-	defer func() {
-		if finished {
-			return
-		}
-		pe := newPanicError(recover())
-		c.panic = pe
-		if c.state.CompareAndSwap(callRunning, callFinished) {
-			cancel()
-		} else if t.observer != nil {
-			t.observe(ctx, Event{Kind: EventLatePanic, Component: "timeout", Panic: pe})
-		}
-	}()
-	v, err := next(ctx, fn)
-	finished = true
-	c.v, c.err = v, err
-	if c.state.CompareAndSwap(callRunning, callFinished) {
-		cancel()
-	} else if err == nil && t.discard != nil {
-		t.discard(v) // abandoned: nobody returns this result
-		if t.observer != nil {
-			t.observe(ctx, Event{Kind: EventDiscarded, Component: "timeout"})
-		}
-	}
-}

@@ -84,9 +84,10 @@ func TestTimeout(t *testing.T) {
 			wantErr: []error{resilience.ErrTimeout, context.DeadlineExceeded}, wantElapsed: 20 * time.Millisecond,
 		},
 		{
-			name: "cooperative: fn ignoring ctx holds the caller", d: 20 * time.Millisecond,
-			opts: []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
-			fn:   sleeper(200*time.Millisecond, false, 5, nil), want: 5, wantElapsed: 200 * time.Millisecond,
+			name: "cooperative: fn ignoring ctx holds the caller, and its late result is a timeout", d: 20 * time.Millisecond,
+			opts:    []resilience.TimeoutOption{resilience.WithTimeoutCooperative()},
+			fn:      sleeper(200*time.Millisecond, false, 5, nil),
+			wantErr: []error{resilience.ErrTimeout, context.DeadlineExceeded}, wantElapsed: 200 * time.Millisecond,
 		},
 		{
 			name: "cooperative: late error keeps fn's error", d: 20 * time.Millisecond,

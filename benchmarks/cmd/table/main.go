@@ -82,8 +82,8 @@ func parse(r io.Reader) ([]row, error) {
 // order is the order rows are printed in, whatever order they ran in;
 // rows it does not name come after, as they came.
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
-	"BreakerOpenRefusal", "Bulkhead", "Timeout", "Composed", "ComposedParallel", "BatchPerItem",
-	"ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent"}
+	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
+	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -131,18 +131,24 @@ var targets = map[string][]target{
 	"BreakerOpenRefusal":     {{maxNs: 15, maxAllocs: 0, minSpeed: 10, text: "≤ 15 ns, 0 allocs, ≥ 10× failsafe-go"}},
 	"Bulkhead":               {{maxNs: 25, maxAllocs: 0, minSpeed: 10, text: "≤ 25 ns, 0 allocs, ≥ 10× failsafe-go"}},
 	"Timeout": {
-		{maxAllocs: -1, maxOverTo: "context.WithTimeout", maxOver: 1.8, text: "default ≤ 1.8× context.WithTimeout"},
-		{maxAllocs: -1, maxOverTo: "context.WithTimeout", maxOver: 1.15, lib: "resilience-cooperative", text: "cooperative ≤ 1.15× context.WithTimeout"},
+		{maxAllocs: 1, maxOverTo: "context.WithTimeout", maxOver: 1.4, text: "default ≤ 1.4× context.WithTimeout, 1 alloc"},
+		{maxAllocs: 1, maxOverTo: "context.WithTimeout", maxOver: 0.3, lib: "resilience-cooperative", text: "cooperative ≤ 0.3× context.WithTimeout, 1 alloc"},
+	},
+	"TimeoutChild": {
+		{maxAllocs: -1, maxOverTo: "context.WithTimeout", maxOver: 1.6, text: "default ≤ 1.6× context.WithTimeout"},
+		{maxAllocs: -1, maxOverTo: "context.WithTimeout", maxOver: 1.0, lib: "resilience-cooperative", text: "cooperative ≤ 1.0× context.WithTimeout"},
 	},
 	"Composed": {
-		{maxAllocs: -1, minSpeed: 2, text: "default ≥ 2× failsafe-go"},
+		{maxAllocs: -1, minSpeed: 2.2, text: "default ≥ 2.2× failsafe-go"},
 		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
 	},
 	"ComposedParallel": {
-		{maxAllocs: -1, minSpeed: 2, text: "default ≥ 2× failsafe-go"},
+		{maxAllocs: -1, minSpeed: 2.5, text: "default ≥ 2.5× failsafe-go"},
 		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
 	},
-	"BatchPerItem": {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"ComposedChild":         {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"ComposedChildParallel": {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"BatchPerItem":          {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
 	"ObservedRetrySuccess": {
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},

@@ -1,0 +1,325 @@
+package resilience
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// deadlineCtx is the context a Timeout hands fn on the real clock: a
+// deadline context that costs one allocation, against the four of
+// context.WithTimeout and a runtime timer each.
+//
+// It is lazy. Nothing is armed when it is made: Err compares the clock with
+// the deadline itself, so a fn that only checks Err, or ignores its context,
+// costs no timer and no channel. The Done channel is made when asked for,
+// and only then, or when a waiting caller or an AfterFunc needs to hear of
+// the end, is the context put on the shared timing wheel (see wheel.go) and
+// the parent watched. Its AfterFunc method lets a child derived with
+// context.WithCancel or WithTimeout attach without a goroutine, as the
+// context package's own contexts do: the context package looks for that
+// method. A child derived through a wrapper that hides the method (a
+// context.WithValue of this context) gets the context package's fallback
+// instead, a goroutine that waits for either end; it still ends on time.
+//
+// Its Err is context.DeadlineExceeded once the deadline passed, the
+// parent's error once the parent ended first, and context.Canceled once the
+// Timeout returned. Its cause (context.Cause) is ErrTimeout after the
+// deadline: Value answers the context package's lookup of a cause with a
+// context canceled with that cause (see causeProbe), which relies on how
+// Cause works today; ownDeadlineWorks checks it, and the rest, before the
+// first use, so a release of Go that works otherwise makes every Timeout
+// use the standard context instead.
+type deadlineCtx struct {
+	parent context.Context
+	at     time.Duration // the deadline, on the monotonic clock since epoch
+	state  atomic.Int32
+
+	// Flags, packed beside state.
+	armed   bool // on the wheel, and the parent watched; under mu
+	watched bool // the waiting caller watches the parent itself
+	inWheel bool // under the shard's lock
+
+	mu         sync.Mutex
+	err        error        // the parent's error, set before state becomes dlParent
+	done       atomic.Value // chan struct{}, made when asked for
+	funcs      *afterFunc   // to call when the context ends
+	stopParent func() bool  // stops watching the parent
+	shard      *wheelShard  // set under mu when armed
+
+	wake chan struct{} // a waiting caller's, told when the deadline or the parent ends it
+
+	// On the wheel, under its shard's lock.
+	next, prev *deadlineCtx
+	tick       int64
+}
+
+// States of a deadlineCtx.
+const (
+	dlLive     int32 = iota
+	dlExpired        // the deadline passed
+	dlParent         // the parent ended first
+	dlReleased       // the Timeout returned
+)
+
+const (
+	// wheelMin and wheelMax bound the timeouts that get a deadlineCtx:
+	// shorter ones would be late by too large a share (the wheel's ticks
+	// are wheelTick apart), longer ones are rare.
+	wheelMin = 10 * time.Millisecond
+	wheelMax = 24 * time.Hour
+	// bubbleGap: a reading of the clock this far from epoch is no real
+	// one (see inBubble).
+	bubbleGap = 20 * 365 * 24 * time.Hour
+)
+
+// epoch is the origin of every deadlineCtx's deadline, read once.
+var epoch = time.Now()
+
+// useOwnDeadline turns deadlineCtx off when false: every Timeout then uses
+// the standard context.
+var useOwnDeadline = true
+
+// newDeadline returns fn's context for a timeout of d under parent, or nil
+// when the standard context must serve: a timeout outside wheelMin and
+// wheelMax, a caller inside a testing/synctest bubble, or a Go release on
+// which deadlineCtx would be wrong.
+func newDeadline(parent context.Context, d time.Duration) *deadlineCtx {
+	if d < wheelMin || d > wheelMax || !useOwnDeadline || !ownDeadlineWorks() {
+		return nil
+	}
+	now := time.Since(epoch)
+	if now < 0 || now > bubbleGap {
+		return nil // a fake clock: inside a bubble (see inBubble)
+	}
+	return &deadlineCtx{parent: parent, at: now + d}
+}
+
+// Deadline returns the deadline, or the parent's when it comes first.
+func (c *deadlineCtx) Deadline() (time.Time, bool) {
+	d := epoch.Add(c.at)
+	if pd, ok := c.parent.Deadline(); ok && pd.Before(d) {
+		return pd, true
+	}
+	return d, true
+}
+
+// Err reports why the context ended, or nil. A live context finds out
+// here whether its deadline passed or its parent ended.
+func (c *deadlineCtx) Err() error {
+	switch c.state.Load() {
+	case dlLive:
+		return c.poll()
+	case dlExpired:
+		return context.DeadlineExceeded
+	case dlParent:
+		return c.err
+	}
+	return context.Canceled
+}
+
+// poll ends a live context whose parent ended or whose deadline passed,
+// and returns its error.
+func (c *deadlineCtx) poll() error {
+	if err := c.parent.Err(); err != nil {
+		c.end(dlParent, err)
+		return c.Err()
+	}
+	if time.Since(epoch) >= c.at {
+		c.end(dlExpired, nil)
+		return c.Err()
+	}
+	return nil
+}
+
+// closedChan is the Done channel of a context asked for it after it ended.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// Done returns a channel closed when the context ends, made on the first
+// call.
+func (c *deadlineCtx) Done() <-chan struct{} {
+	if d, ok := c.done.Load().(chan struct{}); ok {
+		return d
+	}
+	c.mu.Lock()
+	d, ok := c.done.Load().(chan struct{})
+	if !ok {
+		d = closedChan
+		if c.state.Load() == dlLive {
+			d = make(chan struct{})
+		}
+		c.done.Store(d)
+	}
+	c.mu.Unlock()
+	c.arm()
+	return d
+}
+
+// Value returns the parent's value for key, except that after the deadline
+// the context package's lookup of a cause finds ErrTimeout.
+func (c *deadlineCtx) Value(key any) any {
+	if c.state.Load() == dlExpired {
+		if v := causeProbe.Value(key); v != nil {
+			return v
+		}
+	}
+	return c.parent.Value(key)
+}
+
+func (c *deadlineCtx) String() string { return "resilience.Timeout context" }
+
+// afterFunc is a function registered with AfterFunc.
+type afterFunc struct {
+	f    func()
+	next *afterFunc
+}
+
+// AfterFunc arranges for f to be called once the context ends, and returns
+// a function that unregisters f, reporting whether it did so before f was
+// called. The context package uses it to attach a derived child. f is
+// called in the goroutine that ends the context, or in a goroutine of its
+// own if the context ended already (the context package calls AfterFunc
+// with a lock held).
+func (c *deadlineCtx) AfterFunc(f func()) func() bool {
+	n := &afterFunc{f: f}
+	c.mu.Lock()
+	if c.state.Load() != dlLive {
+		c.mu.Unlock()
+		go f()
+		return func() bool { return false }
+	}
+	n.next, c.funcs = c.funcs, n
+	c.mu.Unlock()
+	c.arm()
+	return func() bool { return c.unregister(n) }
+}
+
+func (c *deadlineCtx) unregister(n *afterFunc) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for p := &c.funcs; *p != nil; p = &(*p).next {
+		if *p == n {
+			*p = n.next
+			return true
+		}
+	}
+	return false
+}
+
+// armNew puts a context that is not shared yet on the wheel: the default
+// mode's caller, who waits for it to end.
+func (c *deadlineCtx) armNew() {
+	c.armed, c.shard = true, pickShard()
+	c.shard.add(c)
+}
+
+// arm puts a live context on the wheel and watches its parent, once:
+// someone now waits for it to end.
+func (c *deadlineCtx) arm() {
+	c.mu.Lock()
+	if c.armed || c.state.Load() != dlLive {
+		c.mu.Unlock()
+		return
+	}
+	c.armed = true
+	c.shard = pickShard()
+	c.mu.Unlock()
+	if !c.watched && c.parent.Done() != nil {
+		stop := context.AfterFunc(c.parent, c.parentEnded)
+		c.mu.Lock()
+		if c.state.Load() == dlLive {
+			c.stopParent, stop = stop, nil
+		}
+		c.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
+	}
+	c.shard.add(c)
+	c.poll()
+}
+
+func (c *deadlineCtx) parentEnded() { c.end(dlParent, c.parent.Err()) }
+
+// release ends the context when the Timeout returns: fn's context, and
+// every context derived from it, is canceled.
+func (c *deadlineCtx) release() { c.end(dlReleased, nil) }
+
+// end moves a live context to state st (err: the parent's error), closes
+// Done, calls the registered functions and tells a waiting caller. It does
+// nothing to a context that ended already.
+func (c *deadlineCtx) end(st int32, err error) {
+	c.mu.Lock()
+	if c.state.Load() != dlLive {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	c.state.Store(st)
+	if d, ok := c.done.Load().(chan struct{}); ok {
+		close(d)
+	}
+	funcs, stop, shard := c.funcs, c.stopParent, c.shard
+	c.funcs, c.stopParent = nil, nil
+	c.mu.Unlock()
+	if shard != nil {
+		shard.remove(c)
+	}
+	if stop != nil {
+		stop()
+	}
+	for f := funcs; f != nil; f = f.next {
+		f.f()
+	}
+	if st != dlReleased && c.wake != nil {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+var (
+	ownDeadlineOnce sync.Once
+	ownDeadlineOK   bool
+	// causeProbe is a context canceled with cause ErrTimeout. The context
+	// package finds a context's cause by asking Value for its own canceled
+	// context under a private key, which causeProbe answers and nothing
+	// else does; an expired deadlineCtx passes the question to it.
+	causeProbe context.Context
+)
+
+// ownDeadlineWorks reports whether deadlineCtx behaves as it must with the
+// context package of this Go release: an expired one has ErrTimeout as its
+// cause, a child derived with context.WithCancel attaches through
+// AfterFunc (no goroutine) and ends with it, with the same cause. It checks
+// once, at the first timeout.
+func ownDeadlineWorks() bool {
+	ownDeadlineOnce.Do(func() {
+		probe, cancel := context.WithCancelCause(context.Background())
+		cancel(ErrTimeout)
+		causeProbe = probe
+		ownDeadlineOK = checkOwnDeadline()
+	})
+	return ownDeadlineOK
+}
+
+func checkOwnDeadline() bool {
+	parent, cancelParent := context.WithCancel(context.Background())
+	defer cancelParent()
+	c := &deadlineCtx{parent: parent, at: time.Since(epoch) + time.Hour, armed: true, watched: true}
+	child, cancelChild := context.WithCancel(c)
+	defer cancelChild()
+	c.mu.Lock()
+	attached := c.funcs != nil
+	c.mu.Unlock()
+	c.end(dlExpired, nil)
+	return attached &&
+		c.Err() == context.DeadlineExceeded && context.Cause(c) == ErrTimeout &&
+		child.Err() == context.DeadlineExceeded && context.Cause(child) == ErrTimeout
+}

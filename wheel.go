@@ -1,0 +1,153 @@
+package resilience
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// The timing wheel ends the deadlineCtxs that someone waits on. A runtime
+// timer per context costs an allocation and a heap operation under a lock
+// on every call; the wheel instead files each context in a slot for its
+// tick (its deadline rounded up to a whole wheelTick) and keeps one runtime
+// timer per shard, set for the earliest slot in use. Almost every context
+// leaves the wheel before its tick, when its call returns, so the timer
+// fires about once per timeout, not once per call.
+//
+// A deadline is late by up to one tick plus the runtime timer's own
+// lateness. Shards, four per processor, spread the lock.
+
+const (
+	wheelTick  = time.Millisecond
+	wheelSlots = 1024 // a power of two; a round is wheelSlots ticks
+)
+
+type wheelShard struct {
+	mu    sync.Mutex
+	slots [wheelSlots]*deadlineCtx // each a list of the contexts due at ticks of that slot
+	n     int                      // contexts on the wheel
+	done  int64                    // every tick before done has been processed
+	at    int64                    // the tick the timer is set for; 0: none
+	timer *time.Timer
+	_     [64]byte // keep shards apart in the cache
+}
+
+var wheel struct {
+	once   sync.Once
+	shards []wheelShard
+}
+
+// pickShard returns a shard at random: cheaper than knowing the processor,
+// and as good for spreading the lock.
+func pickShard() *wheelShard {
+	wheel.once.Do(func() {
+		n := 1
+		for n < 4*runtime.GOMAXPROCS(0) && n < 64 {
+			n *= 2
+		}
+		wheel.shards = make([]wheelShard, n)
+	})
+	return &wheel.shards[rand.Uint32()&uint32(len(wheel.shards)-1)]
+}
+
+// nowTick returns the current tick: every tick up to it is due.
+func nowTick() int64 { return int64(time.Since(epoch) / wheelTick) }
+
+// add files a live context for its deadline's tick.
+func (s *wheelShard) add(c *deadlineCtx) {
+	tick := int64((c.at + wheelTick - 1) / wheelTick)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.state.Load() != dlLive {
+		return
+	}
+	if s.done == 0 {
+		s.done = nowTick()
+	}
+	tick = max(tick, s.done)
+	c.tick, c.inWheel = tick, true
+	head := &s.slots[tick&(wheelSlots-1)]
+	c.prev, c.next = nil, *head
+	if *head != nil {
+		(*head).prev = c
+	}
+	*head = c
+	s.n++
+	if s.at == 0 || tick < s.at {
+		s.set(tick)
+	}
+}
+
+// remove takes c off the wheel if it is on it.
+func (s *wheelShard) remove(c *deadlineCtx) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.inWheel {
+		s.unlink(c)
+	}
+}
+
+// unlink takes c, which is on the wheel, off it. s.mu is held.
+func (s *wheelShard) unlink(c *deadlineCtx) {
+	if c.prev != nil {
+		c.prev.next = c.next
+	} else {
+		s.slots[c.tick&(wheelSlots-1)] = c.next
+	}
+	if c.next != nil {
+		c.next.prev = c.prev
+	}
+	c.next, c.prev, c.inWheel = nil, nil, false
+	s.n--
+}
+
+// set sets the timer for tick. s.mu is held.
+func (s *wheelShard) set(tick int64) {
+	s.at = tick
+	d := time.Until(epoch.Add(time.Duration(tick) * wheelTick))
+	if s.timer == nil {
+		s.timer = time.AfterFunc(d, s.fire)
+		return
+	}
+	s.timer.Reset(d)
+}
+
+func (s *wheelShard) fire() { s.expire(nowTick()) }
+
+// expire ends every context due at or before tick now, and sets the timer
+// for the next slot in use.
+func (s *wheelShard) expire(now int64) {
+	var due *deadlineCtx
+	s.mu.Lock()
+	s.at = 0
+	from := max(s.done, now-wheelSlots+1)
+	for t := from; t <= now; t++ {
+		for c := s.slots[t&(wheelSlots-1)]; c != nil; {
+			next := c.next
+			if c.tick <= now {
+				s.unlink(c)
+				c.next, due = due, c
+			}
+			c = next
+		}
+	}
+	s.done = max(s.done, now+1)
+	if s.n > 0 {
+		for t := s.done; t < s.done+wheelSlots; t++ {
+			if s.slots[t&(wheelSlots-1)] != nil {
+				s.set(t)
+				break
+			}
+		}
+	}
+	s.mu.Unlock()
+	// Off the wheel, the contexts are ours: end no longer touches their
+	// links, for they are not inWheel.
+	for c := due; c != nil; {
+		next := c.next
+		c.next = nil
+		c.end(dlExpired, nil)
+		c = next
+	}
+}
