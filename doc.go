@@ -16,7 +16,9 @@
 // repeats it when it fails, waiting as a [Backoff] says (constant, linear,
 // exponential, Fibonacci, jittered in every known way, or a preset that
 // reproduces Kubernetes, gRPC, Celery and others) and drawing on a shared
-// [RetryBudget]. A [Guard] is a gate shared by calls of every result type —
+// [RetryBudget]. [Hedge] starts further attempts when one is slow and
+// takes the first answer; [Fallback] answers for a call that failed. A
+// [Guard] is a gate shared by calls of every result type —
 // a [Breaker] ([NewBreaker]) or a [Bulkhead] ([NewBulkhead]) — made into a
 // policy for one result type by [Guarded]. A [PolicyFunc] turns a function
 // of your own into a policy.
@@ -44,12 +46,18 @@
 // # Errors
 //
 // Every error the package makes matches one of its sentinels with
-// [errors.Is] — [ErrTimeout], [ErrRetriesExhausted], [ErrBreakerOpen],
-// [ErrBulkheadFull], [ErrBatcherClosed] — and keeps the underlying cause
+// [errors.Is], all declared together: [ErrTimeout] (a deadline passed before
+// the call returned, whatever it returned; it also matches
+// context.DeadlineExceeded), [ErrRetriesExhausted] and
+// [ErrRetryBudgetExhausted] (why a [Retry] gave up, in a *[RetryError]),
+// [ErrBreakerOpen] (a *[BreakerOpenError]), [ErrBulkheadFull],
+// [ErrBatcherClosed], [ErrBatchResults] and [ErrNotFound] (a
+// *[NotFoundError] of a [Loader]). Each keeps the underlying cause
 // reachable, so errors.Is(err, io.ErrUnexpectedEOF) still holds through a
-// retry. ErrTimeout also matches context.DeadlineExceeded. When the caller's
-// own context ends, the caller gets the context's error.
-// A call whose deadline passed before it returned gets ErrTimeout, whatever it returned.
+// retry; [ItemErrors] and *[FallbackError] let errors.Is see every error
+// they hold. When the caller's own context ends, the caller gets the
+// context's error. Errors that say when to try again implement
+// [RetryHint]; [RetryAfter] reads the hint off any error.
 //
 // A panic in fn is not swallowed: guards record it as a failure, receiving
 // a *[PanicError], release what they hold, and the panic continues with its

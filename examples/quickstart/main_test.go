@@ -35,6 +35,9 @@ func TestTour(t *testing.T) {
 			"6 keys, 1 backend call",
 			"user 4: resilience: key 4 not found",
 			"user 3: user-3, in 2 attempt(s); the breaker is closed",
+			"call 1: answer from request #2 after 40ms",
+			"3 calls made 5 requests: a hedge for each call that landed on the stalled replica",
+			"call: cached answer, <nil>",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("the tour's output lacks %q; it was:\n%s", want, out.String())

@@ -1,0 +1,243 @@
+package resiliencegrpc_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resiliencegrpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+func TestUnaryRetry(t *testing.T) {
+	unavailable := step{code: codes.Unavailable}
+	tests := []struct {
+		name      string
+		script    []step
+		opts      []resiliencegrpc.ClientOption
+		deadline  time.Duration // of the call; 0: none
+		wantCode  codes.Code
+		wantCalls int
+		waits     []time.Duration // exactly, when set
+		waitsIn   [][2]time.Duration
+		exhausted bool
+	}{
+		{name: "UNAVAILABLE is retried", script: []step{unavailable, unavailable, {}},
+			wantCode: codes.OK, wantCalls: 3,
+			waitsIn: [][2]time.Duration{{80 * time.Millisecond, 120 * time.Millisecond}, {160 * time.Millisecond, 240 * time.Millisecond}}},
+		{name: "attempts run out", script: []step{unavailable},
+			wantCode: codes.Unavailable, wantCalls: 3, exhausted: true},
+		{name: "INTERNAL is not retried by default", script: []step{{code: codes.Internal}, {}},
+			wantCode: codes.Internal, wantCalls: 1},
+		{name: "configured codes are retried", script: []step{{code: codes.Internal}, {code: codes.Aborted}, {}},
+			opts:     []resiliencegrpc.ClientOption{resiliencegrpc.WithCodes(codes.Internal, codes.Aborted)},
+			wantCode: codes.OK, wantCalls: 3},
+		{name: "and only those", script: []step{{code: codes.Unavailable}, {}},
+			opts:     []resiliencegrpc.ClientOption{resiliencegrpc.WithCodes(codes.Internal)},
+			wantCode: codes.Unavailable, wantCalls: 1},
+		{name: "pushback sets the wait exactly", script: []step{{code: codes.Unavailable, pushback: "150"}, {}},
+			wantCode: codes.OK, wantCalls: 2, waits: []time.Duration{150 * time.Millisecond}},
+		{name: "pushback of 0 retries at once", script: []step{{code: codes.Unavailable, pushback: "0"}, {}},
+			wantCode: codes.OK, wantCalls: 2, waits: []time.Duration{time.Nanosecond}},
+		{name: "negative pushback forbids a retry", script: []step{{code: codes.Unavailable, pushback: "-1"}, {}},
+			wantCode: codes.Unavailable, wantCalls: 1},
+		{name: "malformed pushback forbids a retry", script: []step{{code: codes.Unavailable, pushback: "soon"}, {}},
+			wantCode: codes.Unavailable, wantCalls: 1},
+		{name: "pushback past the deadline: gives up at once", script: []step{{code: codes.Unavailable, pushback: "5000"}, {}},
+			deadline: time.Minute / 30, wantCode: codes.Unavailable, wantCalls: 1, waits: []time.Duration{}, exhausted: true},
+		{name: "pushback overrides a fixed backoff", script: []step{{code: codes.Unavailable, pushback: "20"}, unavailable, {}},
+			opts:     []resiliencegrpc.ClientOption{resiliencegrpc.WithBackoff(resilience.Constant(time.Second))},
+			wantCode: codes.OK, wantCalls: 3, waits: []time.Duration{20 * time.Millisecond, time.Second}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newRecordingClock()
+			srv := &scripted{script: tc.script}
+			opts := append([]resiliencegrpc.ClientOption{resiliencegrpc.WithClock(clk)}, tc.opts...)
+			cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(opts...)))
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, tc.deadline)
+				defer cancel()
+			}
+			_, err := healthpb.NewHealthClient(cc).Check(ctx, checkReq)
+			assert.Equal(t, tc.wantCode, status.Code(err), "status.Code(%v)", err)
+			assert.Equal(t, tc.wantCalls, srv.count(), "calls reaching the server")
+			if tc.exhausted {
+				assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
+			}
+			waits := clk.recorded()
+			if tc.waits != nil {
+				assert.Equal(t, tc.waits, append([]time.Duration{}, waits...), "waits")
+			}
+			for i, in := range tc.waitsIn {
+				require.Greater(t, len(waits), i)
+				assert.GreaterOrEqual(t, waits[i], in[0], "wait %d", i+1)
+				assert.LessOrEqual(t, waits[i], in[1], "wait %d", i+1)
+			}
+		})
+	}
+}
+
+// TestUnaryAttemptTimeout: an attempt that hangs is cut at its own timeout
+// and retried, within the call's deadline, which the server sees. The
+// attempt's deadline travels to the server (grpc-timeout), so this test
+// runs on the real clock: the first attempt ends after 50ms.
+func TestUnaryAttemptTimeout(t *testing.T) {
+	srv := &scripted{script: []step{{block: true}, {}}}
+	cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
+		resiliencegrpc.WithAttemptTimeout(50*time.Millisecond), resiliencegrpc.WithBackoff(resilience.Constant(0)))))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := healthpb.NewHealthClient(cc).Check(ctx, checkReq)
+	require.NoError(t, err)
+	assert.Equal(t, 2, srv.count())
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	for i, left := range srv.ctxs {
+		assert.Greater(t, left, time.Duration(0), "call %d carries a deadline", i+1)
+		assert.LessOrEqual(t, left, 50*time.Millisecond, "the attempt's, within the call's own")
+	}
+}
+
+// TestUnaryGuards: a breaker per method records every attempt; once open,
+// its refusal's hint sets the retry's wait, and the server is spared.
+func TestUnaryGuards(t *testing.T) {
+	clk := newRecordingClock()
+	srv := &scripted{script: []step{{code: codes.Unavailable}}}
+	made := map[string]*resilience.Breaker{}
+	cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
+		resiliencegrpc.WithClock(clk), resiliencegrpc.WithAttempts(4),
+		resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(method string) resilience.Guard {
+			b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(2),
+				resilience.WithBreakerCoolDown(time.Second))
+			made[method] = b
+			return b
+		}))))
+	_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq)
+	assert.Equal(t, codes.Unavailable, status.Code(err))
+	require.Len(t, made, 1)
+	require.Contains(t, made, "/grpc.health.v1.Health/Check")
+	// Attempts 1 and 2 reach the server and open the breaker; attempt 3 is
+	// refused, and its hint sets the wait; attempt 4 goes as the probe.
+	waits := clk.recorded()
+	require.Len(t, waits, 3)
+	// The breaker opened when attempt 2 failed, before the backoff's wait;
+	// its hint is what was left of the cool-down (plus a millisecond).
+	assert.Equal(t, time.Second+time.Millisecond, waits[1]+waits[2], "the breaker's hint sets the wait")
+	assert.Equal(t, 3, srv.count(), "the open breaker spared the server one attempt")
+}
+
+func TestStreamRetriedUntilCommitted(t *testing.T) {
+	tests := []struct {
+		name      string
+		script    []step
+		wantMsgs  int
+		wantCode  codes.Code
+		wantCalls int
+	}{
+		{name: "failure before the first message: retried, transparently",
+			script: []step{{code: codes.Unavailable}, {code: codes.Unavailable}, {msgs: 2}}, wantMsgs: 2, wantCode: codes.OK, wantCalls: 3},
+		{name: "failure after the first message: the caller gets it",
+			script: []step{{code: codes.Unavailable}, {msgs: 1, code: codes.Unavailable}, {msgs: 5}}, wantMsgs: 1, wantCode: codes.Unavailable, wantCalls: 2},
+		{name: "a code not to retry",
+			script: []step{{code: codes.PermissionDenied}, {msgs: 1}}, wantMsgs: 0, wantCode: codes.PermissionDenied, wantCalls: 1},
+		{name: "negative pushback",
+			script: []step{{code: codes.Unavailable, pushback: "-5"}, {msgs: 1}}, wantMsgs: 0, wantCode: codes.Unavailable, wantCalls: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &scripted{script: tc.script}
+			cc := serve(t, srv, nil, grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(
+				resiliencegrpc.WithClock(newRecordingClock()))))
+			stream, err := healthpb.NewHealthClient(cc).Watch(context.Background(), checkReq)
+			require.NoError(t, err)
+			msgs := 0
+			for {
+				_, err = stream.Recv()
+				if err != nil {
+					break
+				}
+				msgs++
+			}
+			if tc.wantCode == codes.OK {
+				assert.ErrorIs(t, err, io.EOF)
+			} else {
+				assert.Equal(t, tc.wantCode, status.Code(err), "%v", err)
+			}
+			assert.Equal(t, tc.wantMsgs, msgs)
+			assert.Equal(t, tc.wantCalls, srv.count())
+		})
+	}
+}
+
+// TestStreamGuardFreed: a bulkhead slot held by a stream is freed when
+// the stream ends, and when its caller abandons it by cancelling.
+func TestStreamGuardFreed(t *testing.T) {
+	bh := resilience.NewBulkhead(1)
+	srv := &scripted{script: []step{{msgs: 1}, {msgs: 1, block: true}}}
+	cc := serve(t, srv, nil, grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(
+		resiliencegrpc.WithClientGuard(resiliencegrpc.PerTarget, func(string) resilience.Guard { return bh }))))
+	client := healthpb.NewHealthClient(cc)
+
+	stream, err := client.Watch(context.Background(), checkReq)
+	require.NoError(t, err)
+	assert.Equal(t, 1, bh.InUse())
+	_, err = stream.Recv()
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	require.ErrorIs(t, err, io.EOF)
+	assert.Equal(t, 0, bh.InUse(), "freed at the end of the stream")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stream, err = client.Watch(ctx, checkReq)
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	require.NoError(t, err)
+	_, err = client.Watch(context.Background(), checkReq)
+	assert.ErrorIs(t, err, resilience.ErrBulkheadFull, "the slot is held while the stream lives")
+	cancel()
+	_, err = stream.Recv()
+	assert.Equal(t, codes.Canceled, status.Code(err))
+	assert.Equal(t, 0, bh.InUse(), "freed when the caller cancels")
+}
+
+func TestClientOptionsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name, want string
+		f          func()
+	}{
+		{"no codes", "resiliencegrpc: WithCodes: no code given", func() { resiliencegrpc.WithCodes() }},
+		{"OK code", "resiliencegrpc: WithCodes: OK is not an error to retry", func() { resiliencegrpc.WithCodes(codes.OK) }},
+		{"attempts 0", "resiliencegrpc: WithAttempts: attempts must be between 1 and 10, got 0", func() { resiliencegrpc.WithAttempts(0) }},
+		{"attempts 11", "resiliencegrpc: WithAttempts: attempts must be between 1 and 10, got 11", func() { resiliencegrpc.WithAttempts(11) }},
+		{"nil backoff", "resiliencegrpc: WithBackoff: backoff is nil", func() { resiliencegrpc.WithBackoff(nil) }},
+		{"attempt timeout 0", "resiliencegrpc: WithAttemptTimeout: timeout must be positive, got 0s", func() { resiliencegrpc.WithAttemptTimeout(0) }},
+		{"nil guard maker", "resiliencegrpc: WithClientGuard: newGuard is nil", func() { resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, nil) }},
+		{"bad scope", "resiliencegrpc: WithClientGuard: unknown scope 7", func() {
+			resiliencegrpc.WithClientGuard(7, func(string) resilience.Guard { return nil })
+		}},
+		{"negative buffer", "resiliencegrpc: WithStreamBuffer: buffer must not be negative, got -1", func() { resiliencegrpc.WithStreamBuffer(-1) }},
+		{"nil clock", "resiliencegrpc: WithClock: clock is nil", func() { resiliencegrpc.WithClock(nil) }},
+		{"nil option", "resiliencegrpc: option is nil", func() { resiliencegrpc.UnaryClientInterceptor(nil) }},
+		{"nil server guard", "resiliencegrpc: WithServerGuards: guard 0 is nil", func() { resiliencegrpc.WithServerGuards(nil) }},
+		{"OK refusal", "resiliencegrpc: WithRefusalCode: OK is not a refusal", func() { resiliencegrpc.WithRefusalCode(codes.OK) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) { assert.PanicsWithValue(t, tc.want, tc.f) })
+	}
+}
+
+var (
+	_ = errors.New
+	_ metadata.MD
+)

@@ -1,0 +1,62 @@
+package resiliencegrpc_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync/atomic"
+	"time"
+
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resiliencegrpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+)
+
+// flakyHealth is a health service that is unavailable for its first
+// calls.
+type flakyHealth struct {
+	healthpb.UnimplementedHealthServer
+	failures atomic.Int32
+}
+
+func (h *flakyHealth) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
+	if h.failures.Add(-1) >= 0 {
+		return nil, status.Error(codes.Unavailable, "warming up")
+	}
+	return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_SERVING}, nil
+}
+
+// A health service that is unavailable for its first two calls, behind a
+// client that retries (gRFC A6 style) and a server that sheds load with a
+// bulkhead.
+func Example() {
+	lis, _ := net.Listen("tcp", "127.0.0.1:0")
+	srv := grpc.NewServer(grpc.UnaryInterceptor(resiliencegrpc.UnaryServerInterceptor(
+		resiliencegrpc.WithServerGuards(resilience.NewBulkhead(100)))))
+	flaky := &flakyHealth{}
+	flaky.failures.Store(2)
+	healthpb.RegisterHealthServer(srv, flaky)
+	go func() { _ = srv.Serve(lis) }()
+	defer srv.Stop()
+
+	conn, _ := grpc.NewClient(lis.Addr().String(),
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
+			resiliencegrpc.WithBackoff(resilience.Constant(10*time.Millisecond)),
+			resiliencegrpc.WithRetryOptions(resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
+				fmt.Printf("attempt %d: %v; retrying in %v\n", attempt, err, wait)
+			})),
+		)))
+	defer conn.Close()
+
+	resp, err := healthpb.NewHealthClient(conn).Check(context.Background(), &healthpb.HealthCheckRequest{})
+	fmt.Println(resp.GetStatus(), err)
+	// Output:
+	// attempt 1: rpc error: code = Unavailable desc = warming up; retrying in 10ms
+	// attempt 2: rpc error: code = Unavailable desc = warming up; retrying in 10ms
+	// SERVING <nil>
+}

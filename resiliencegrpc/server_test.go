@@ -1,0 +1,162 @@
+package resiliencegrpc_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resiliencegrpc"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// recoverer turns a handler's panic into INTERNAL, as production servers do
+// with a recovery interceptor outside the others.
+func recoverer(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = status.Errorf(codes.Internal, "panic: %v", r)
+		}
+	}()
+	return h(ctx, req)
+}
+
+func TestServerRefusals(t *testing.T) {
+	mock := clock.NewMock()
+	open := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerCoolDown(2*time.Second))
+	open.Trip()
+	full := resilience.NewBulkhead(1)
+	require.NoError(t, full.Acquire(context.Background()))
+	defer full.Release()
+	tests := []struct {
+		name         string
+		opts         []resiliencegrpc.ServerOption
+		wantCode     codes.Code
+		wantPushback string // "" for none
+	}{
+		{name: "open breaker: RESOURCE_EXHAUSTED with its hint as pushback",
+			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(open)},
+			wantCode: codes.ResourceExhausted, wantPushback: pushbackOf(open)},
+		{name: "UNAVAILABLE when configured",
+			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(open), resiliencegrpc.WithRefusalCode(codes.Unavailable)},
+			wantCode: codes.Unavailable, wantPushback: pushbackOf(open)},
+		{name: "full bulkhead: no hint, no pushback",
+			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(full)},
+			wantCode: codes.ResourceExhausted},
+		{name: "admitted", opts: []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(resilience.NewBulkhead(4))},
+			wantCode: codes.OK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := &scripted{script: []step{{}}}
+			cc := serve(t, srv, []grpc.ServerOption{grpc.UnaryInterceptor(resiliencegrpc.UnaryServerInterceptor(tc.opts...))})
+			var trailer metadata.MD
+			_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq, grpc.Trailer(&trailer))
+			assert.Equal(t, tc.wantCode, status.Code(err), "%v", err)
+			if tc.wantPushback == "" {
+				assert.Empty(t, trailer.Get(resiliencegrpc.PushbackKey))
+			} else {
+				assert.Equal(t, []string{tc.wantPushback}, trailer.Get(resiliencegrpc.PushbackKey))
+			}
+			if tc.wantCode != codes.OK {
+				assert.Equal(t, 0, srv.count(), "a refused call never reaches the handler")
+			}
+		})
+	}
+}
+
+// pushbackOf is the pushback a server sends for b's refusal: its hint
+// rounded up to whole milliseconds.
+func pushbackOf(b *resilience.Breaker) string {
+	_, err := b.Enter(context.Background())
+	d, _ := resilience.RetryAfter(err)
+	return strconv.FormatInt(int64((d+time.Millisecond-1)/time.Millisecond), 10)
+}
+
+// TestServerPushbackHonoured: this package's client waits exactly the
+// pushback a refusing server sends, and so does grpc-go's built-in retry.
+func TestServerPushbackHonoured(t *testing.T) {
+	t.Run("this package's client", func(t *testing.T) {
+		mock := clock.NewMock()
+		b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerCoolDown(300*time.Millisecond))
+		b.Trip()
+		srv := &scripted{script: []step{{}}}
+		clk := newRecordingClock()
+		cc := serve(t, srv,
+			[]grpc.ServerOption{grpc.UnaryInterceptor(resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(b)))},
+			grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClock(clk),
+				resiliencegrpc.WithCodes(codes.ResourceExhausted), resiliencegrpc.WithAttempts(2))))
+		_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq)
+		assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+		want, _ := strconv.Atoi(pushbackOf(b))
+		assert.Equal(t, []time.Duration{time.Duration(want) * time.Millisecond}, clk.recorded())
+	})
+	t.Run("grpc-go's built-in retry", func(t *testing.T) {
+		// Refuses the first call with a pushback of 30ms, then admits.
+		b := resilience.NewBreaker(resilience.WithBreakerCoolDown(30 * time.Millisecond))
+		b.Trip()
+		srv := &scripted{script: []step{{}}}
+		config := `{"methodConfig": [{"name": [{"service": "grpc.health.v1.Health"}], "retryPolicy": {
+			"maxAttempts": 3, "initialBackoff": "0.001s", "maxBackoff": "0.001s", "backoffMultiplier": 1,
+			"retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]}`
+		var refusedAt time.Time
+		first := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if refusedAt.IsZero() {
+				refusedAt = time.Now()
+			}
+			return h(ctx, req)
+		}
+		cc := serve(t, srv,
+			[]grpc.ServerOption{grpc.ChainUnaryInterceptor(first, resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(b)))},
+			grpc.WithDefaultServiceConfig(config))
+		_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq)
+		require.NoError(t, err, "the built-in retry waited for the breaker")
+		require.Equal(t, 1, srv.count())
+		assert.GreaterOrEqual(t, srv.times[0].Sub(refusedAt), 30*time.Millisecond, "it waited at least the pushback")
+	})
+}
+
+// TestServerPanicFreesGuard: a handler's panic frees the bulkhead slot,
+// and goes on up to the recovery interceptor outside.
+func TestServerPanicFreesGuard(t *testing.T) {
+	bh := resilience.NewBulkhead(1)
+	srv := &scripted{script: []step{{panic: true}, {}}}
+	cc := serve(t, srv, []grpc.ServerOption{grpc.ChainUnaryInterceptor(recoverer,
+		resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(bh)))})
+	client := healthpb.NewHealthClient(cc)
+	_, err := client.Check(context.Background(), checkReq)
+	assert.Equal(t, codes.Internal, status.Code(err))
+	assert.Contains(t, fmt.Sprint(err), "handler broke")
+	assert.Equal(t, 0, bh.InUse(), "the slot is free again")
+	_, err = client.Check(context.Background(), checkReq)
+	assert.NoError(t, err)
+}
+
+func TestServerStreamGuard(t *testing.T) {
+	b := resilience.NewBreaker(resilience.WithBreakerThreshold(1))
+	srv := &scripted{script: []step{{msgs: 1, code: codes.Internal}, {msgs: 1}}}
+	cc := serve(t, srv, []grpc.ServerOption{grpc.StreamInterceptor(resiliencegrpc.StreamServerInterceptor(resiliencegrpc.WithServerGuards(b)))})
+	client := healthpb.NewHealthClient(cc)
+	stream, err := client.Watch(context.Background(), checkReq)
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	assert.Equal(t, codes.Internal, status.Code(err))
+	assert.Equal(t, resilience.BreakerOpen, b.State(), "the stream's failure reached the breaker")
+	var trailer metadata.MD
+	stream, err = client.Watch(context.Background(), checkReq, grpc.Trailer(&trailer))
+	require.NoError(t, err)
+	_, err = stream.Recv()
+	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+	assert.NotEmpty(t, stream.Trailer().Get(resiliencegrpc.PushbackKey))
+}
