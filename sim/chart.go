@@ -20,14 +20,18 @@ import (
 // drawContention draws the contention scenario's two charts: calls and time
 // to completion against the number of clients, one line per strategy.
 func drawContention(dir, format string, t contentionTable) error {
-	calls := newPlot("Contention: work done", "clients (N)", "calls (writes), mean per run")
+	// Calls per client on a log scale: on a linear scale of total calls the
+	// jittered strategies, within a few percent of each other, draw one line.
+	calls := newPlot("Contention: work done", "clients (N)", "calls (writes) per client, mean per run (log scale)")
+	calls.Y.Scale = plot.LogScale{}
+	calls.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	times := newPlot("Contention: time until every client succeeded", "clients (N)", "seconds, mean per run (log scale)")
 	times.Y.Scale = plot.LogScale{}
 	times.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	for s, name := range t.Strategies {
 		cxy, txy := make(plotter.XYs, len(t.N)), make(plotter.XYs, len(t.N))
 		for n, size := range t.N {
-			cxy[n] = plotter.XY{X: float64(size), Y: t.Calls[s][n]}
+			cxy[n] = plotter.XY{X: float64(size), Y: t.Calls[s][n] / float64(size)}
 			txy[n] = plotter.XY{X: float64(size), Y: max(t.Time[s][n].Seconds(), 1e-3)}
 		}
 		if err := addLinePoints(calls, name, s, cxy); err != nil {
@@ -38,8 +42,7 @@ func drawContention(dir, format string, t contentionTable) error {
 		}
 	}
 	// Room above the lines for the legend (the time axis is logarithmic).
-	calls.Y.Min = 0
-	calls.Y.Max *= 1.1
+	calls.Y.Max *= 4
 	times.Y.Max *= 8
 	if err := save(calls, chartPath(dir, "contention-calls", format), 16*vg.Centimeter, 11*vg.Centimeter); err != nil {
 		return err

@@ -36,8 +36,9 @@ func TestContentionExact(t *testing.T) {
 		{"one client", 1, "none", 1, 40 * ms},
 		{"two clients, no backoff", 2, "none", 3, 80 * ms},
 		{"three clients, no backoff", 3, "none", 6, 120 * ms},
-		// The loser waits 5 ms (the base) before it reads again.
-		{"two clients, exponential", 2, "exponential", 3, 85 * ms},
+		// The loser waits base·2 = 10 ms before it reads again: AWS's model,
+		// base·2^n before retry n.
+		{"two clients, exponential", 2, "exponential", 3, 90 * ms},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

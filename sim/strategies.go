@@ -21,11 +21,12 @@ type backoffParams struct {
 }
 
 // contentionStrategies returns the six strategies of the contention
-// scenario, each built from the library's backoffs. Full and equal jitter
-// wrap the capped exponential, as in the AWS article: their waits only go
-// down from it, so they never pass the cap.
+// scenario, each built from the library's backoffs. The exponential is AWS's
+// model, base·2^n before retry n (so the first full-jitter window is
+// [0, 2·base]); full and equal jitter wrap it capped, as in the AWS
+// article: their waits only go down from it, so they never pass the cap.
 func contentionStrategies(p backoffParams) []contentionStrategy {
-	expo := resilience.Cap(resilience.Exponential(p.Base, 2), p.Cap)
+	expo := resilience.Cap(resilience.Exponential(2*p.Base, 2), p.Cap)
 	strategy := func(name string, b resilience.Backoff) contentionStrategy {
 		return contentionStrategy{name, func(r *rand.Rand) resilience.Backoff { return resilience.UseRand(b, r) }}
 	}
