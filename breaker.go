@@ -91,12 +91,7 @@ const (
 func NewBreaker(opts ...BreakerOption) *Breaker {
 	cfg := defaultBreakerConfig()
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewBreaker: option is nil")
-		}
-		if c, ok := o.(Option); ok && c.set == nil {
-			panic("resilience: NewBreaker: option is the zero Option")
-		}
+		checkOption("NewBreaker", o)
 		o.applyBreaker(&cfg)
 	}
 	cfg.check()

@@ -85,12 +85,7 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 	}
 	cfg := bulkheadConfig{queue: -1}
 	for _, o := range opts {
-		if isNil(o) {
-			panic("resilience: NewBulkhead: option is " + nilName(o))
-		}
-		if o, ok := o.(Option); ok && o.set == nil {
-			panic("resilience: NewBulkhead: option is a zero resilience.Option")
-		}
+		checkOption("NewBulkhead", o)
 		o.applyBulkhead(&cfg)
 	}
 	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, common: cfg.common}
