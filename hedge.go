@@ -371,9 +371,10 @@ func (s *hedgeState[T]) launch(detached bool) {
 		s.stopNext = h.afterFunc(s.delay, s.launchLater)
 	}
 	s.mu.Unlock()
-	go s.attempt(actx, n)
-	// Reported once the hedge runs, so that an observer that panics or
-	// exits its goroutine leaves no attempt counted and never started.
+	// Started once reported, so that the report comes before the attempt
+	// can answer, and started also when the observer panics or exits its
+	// goroutine, so that no attempt is counted and never run.
+	defer func() { go s.attempt(actx, n) }()
 	if h.observer != nil {
 		h.emit(s.ctx, Event{Kind: EventHedge, Component: "hedge", Attempt: n, Wait: s.delay}, detached)
 	}
