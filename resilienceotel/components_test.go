@@ -48,7 +48,9 @@ func TestComponentsEndToEnd(t *testing.T) {
 				span("fail-1", func(ctx context.Context) { _, _ = p.Execute(ctx, down) })
 				span("fail-2", func(ctx context.Context) { _, _ = p.Execute(ctx, down) })
 				span("refused", func(ctx context.Context) { _, _ = p.Execute(ctx, up) })
-				time.Sleep(time.Second) // the bubble's clock: the cool-down ends
+				// Past the cool-down, so that its timer has fired whatever the
+				// order of the goroutines woken at the same instant.
+				time.Sleep(time.Second + time.Millisecond)
 				span("probe", func(ctx context.Context) { _, _ = p.Execute(ctx, up) })
 				require.Equal(t, resilience.BreakerClosed, b.State())
 			},
