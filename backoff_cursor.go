@@ -30,9 +30,7 @@ func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
 	checkBackoff("NewCursor", b)
 	c := &Cursor{b: b}
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewCursor: option is nil")
-		}
+		checkOption("NewCursor", o)
 		o.applyCursor(c)
 	}
 	return c
@@ -143,9 +141,7 @@ func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ..
 	}
 	var cfg repeatConfig
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: Repeat: option is nil")
-		}
+		checkOption("Repeat", o)
 		o.applyRepeat(&cfg)
 	}
 	var prev time.Duration

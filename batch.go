@@ -86,12 +86,7 @@ func NewBatcher[In, Out any](fn func(ctx context.Context, batch []In) ([]Out, er
 func newBatcher[In, Out any](ctor, component string, fn func(context.Context, []In) ([]Out, error), opts []BatchOption) *Batcher[In, Out] {
 	cfg := defaultBatchConfig()
 	for _, o := range opts {
-		if isNil(o) {
-			panic("resilience: " + ctor + ": option is " + nilName(o))
-		}
-		if o, ok := o.(Option); ok && o.set == nil {
-			panic("resilience: " + ctor + ": option is a zero resilience.Option")
-		}
+		checkOption(ctor, o)
 		o.applyBatch(&cfg)
 	}
 	if cfg.maxQueued < 0 {

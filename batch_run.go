@@ -81,7 +81,7 @@ func (b *Batcher[In, Out]) run(p *batch[In, Out]) {
 		b.dispatch()
 		b.unlock()
 		if !answered && b.cfg.observer != nil {
-			b.cfg.observe(b.ctx, Event{Kind: EventBatchSent, Component: b.component, Size: size, Duration: b.cfg.since(start), Err: pe})
+			b.cfg.observeDetached(b.ctx, Event{Kind: EventBatchSent, Component: b.component, Size: size, Duration: b.cfg.since(start), Err: pe})
 		}
 	}()
 	for p != nil {
@@ -98,7 +98,7 @@ func (b *Batcher[In, Out]) run(p *batch[In, Out]) {
 		b.answer(p, outs, itemErrs, err)
 		answered = true
 		if b.cfg.observer != nil {
-			b.cfg.observe(b.ctx, sent) // the callers do not wait for it
+			b.cfg.observeDetached(b.ctx, sent) // the callers do not wait for it
 		}
 		b.mu.Lock()
 		b.putBatch(p, reuse)

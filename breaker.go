@@ -53,6 +53,7 @@ type Breaker struct {
 	times  *timeBuckets // the time-based failure window, if any
 	timer  interface{ Stop() bool }
 	out    outbox
+	cause  context.Context // the context of the call changing the state, while it does
 }
 
 // breakerView is one generation of the breaker's state as the lock-free
@@ -90,12 +91,7 @@ const (
 func NewBreaker(opts ...BreakerOption) *Breaker {
 	cfg := defaultBreakerConfig()
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewBreaker: option is nil")
-		}
-		if c, ok := o.(Option); ok && c.set == nil {
-			panic("resilience: NewBreaker: option is the zero Option")
-		}
+		checkOption("NewBreaker", o)
 		o.applyBreaker(&cfg)
 	}
 	cfg.check()
@@ -127,7 +123,7 @@ func (b *Breaker) publish(from BreakerState) {
 	switch m.state {
 	case BreakerClosed:
 		t := (m.gen & genMask) << ticketGenShift
-		v.ticket, v.done = t, func(err error) { b.exit(t, err) }
+		v.ticket, v.done = t, func(err error) { b.exit(context.Background(), t, err) }
 		if b.cfg.windowCalls > 0 {
 			v.ring = newCountRing(b.cfg.windowCalls)
 		}
@@ -154,17 +150,21 @@ func (b *Breaker) publish(from BreakerState) {
 }
 
 // Enter admits a call or refuses it with an error matching ErrBreakerOpen.
-// The done function must be called exactly once with the call's outcome;
-// in the closed state it is shared by calls and costs no allocation.
+// The done function must be called exactly once with the call's outcome.
+// In the closed state of a breaker with no observer it is shared by calls
+// and costs no allocation; with an observer it is the call's own (one
+// allocation), so that the events it causes carry ctx.
 func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
 	t, err := b.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if v := b.view.Load(); v.state == BreakerClosed && t == v.ticket {
+	// The closed state's shared done knows no call's context: with an
+	// observer, done is the call's own, so that its events carry ctx.
+	if v := b.view.Load(); v.state == BreakerClosed && t == v.ticket && b.cfg.observer == nil {
 		return v.done, nil
 	}
-	return func(err error) { b.exit(t, err) }, nil
+	return func(err error) { b.exit(ctx, t, err) }, nil
 }
 
 func (b *Breaker) enter(ctx context.Context) (uint64, error) {
@@ -223,7 +223,7 @@ func (b *Breaker) enterSlow(ctx context.Context) (uint64, error) {
 	now := b.cfg.now()
 	var t uint64
 	var err error
-	b.change(func() any {
+	b.change(ctx, func() any {
 		from, gen := b.m.state, b.m.gen
 		admitted, probe := b.m.admit(now, b.cfg.probes)
 		b.commit(from, gen)
@@ -250,26 +250,34 @@ func (b *Breaker) enterSlow(ctx context.Context) (uint64, error) {
 	return b.stamp(t), nil
 }
 
-// change runs f under the lock, then delivers the state changes it made,
-// and lets a panic of the cool-down backoff, which f returns, go on.
-func (b *Breaker) change(f func() (panicked any)) {
-	p := b.locked(f)
+// change runs f under the lock for the call of context ctx, then delivers
+// the state changes it made, and lets a panic of the cool-down backoff,
+// which f returns, go on.
+func (b *Breaker) change(ctx context.Context, f func() (panicked any)) {
+	p := b.locked(ctx, f)
 	b.deliver()
 	if p != nil {
 		panic(p)
 	}
 }
 
-func (b *Breaker) locked(f func() any) any {
+// locked runs f under the lock. The state changes f makes are reported
+// with ctx, the context of the call that made them.
+func (b *Breaker) locked(ctx context.Context, f func() any) any {
 	b.mu.Lock()
-	defer b.mu.Unlock() // also if f panics
+	b.cause = ctx
+	defer func() { // also if f panics
+		b.cause = nil
+		b.mu.Unlock()
+	}()
 	return f()
 }
 
-func (b *Breaker) exit(t uint64, err error) {
+// exit ends the call of ticket t, whose context is ctx, with its outcome.
+func (b *Breaker) exit(ctx context.Context, t uint64, err error) {
 	if err == nil && !b.timed {
 		if v := b.view.Load(); t == v.ticket && v.state == BreakerClosed {
-			b.closedSuccess(v)
+			b.closedSuccess(ctx, v)
 			return
 		}
 	}
@@ -277,33 +285,33 @@ func (b *Breaker) exit(t uint64, err error) {
 	if b.timed {
 		took = b.took(t)
 	}
-	b.record(t, err, took)
+	b.record(ctx, t, err, took)
 	if b.cfg.outcomes {
-		b.ended(err, took)
+		b.ended(ctx, err, took)
 	}
 }
 
 // record counts the outcome of the call of ticket t.
-func (b *Breaker) record(t uint64, err error, took time.Duration) {
+func (b *Breaker) record(ctx context.Context, t uint64, err error, took time.Duration) {
 	failed, counts := b.judge(err, took)
 	v := b.view.Load()
 	switch {
 	case t>>ticketGenShift != v.gen&genMask:
 		return // a call from an earlier state: ignored
 	case t&ticketProbe != 0:
-		b.probeEnded(t, failed, counts)
+		b.probeEnded(ctx, t, failed, counts)
 		return
 	case !counts || v.state != BreakerClosed:
 		return
 	case failed:
-		b.closedOutcome(v, true)
+		b.closedOutcome(ctx, v, true)
 	default:
-		b.closedSuccess(v)
+		b.closedSuccess(ctx, v)
 	}
 }
 
 // closedSuccess counts a success in the closed state of view v.
-func (b *Breaker) closedSuccess(v *breakerView) {
+func (b *Breaker) closedSuccess(ctx context.Context, v *breakerView) {
 	if b.cfg.expiry == 0 && v.failures.Load() != 0 {
 		v.failures.Store(0)
 	}
@@ -312,10 +320,10 @@ func (b *Breaker) closedSuccess(v *breakerView) {
 		// A success lowers the failure rate, except when its outcome is
 		// the one that brings the window to its minimum of calls.
 		if v.ring.record(false)+1 == uint64(b.cfg.minCalls) {
-			b.closedOutcome(v, false)
+			b.closedOutcome(ctx, v, false)
 		}
 	case b.times != nil:
-		b.closedOutcome(v, false)
+		b.closedOutcome(ctx, v, false)
 	}
 }
 
@@ -337,9 +345,9 @@ func (b *Breaker) judge(err error, took time.Duration) (failed, counts bool) {
 // view v, and trips the breaker when a rule says so. A success comes here
 // only to be checked against the window's rate, a count-based window
 // having recorded it already.
-func (b *Breaker) closedOutcome(v *breakerView, failed bool) {
+func (b *Breaker) closedOutcome(ctx context.Context, v *breakerView, failed bool) {
 	now := b.cfg.now()
-	b.change(func() any {
+	b.change(ctx, func() any {
 		if b.view.Load() != v {
 			return nil // a state change came first
 		}
@@ -370,9 +378,9 @@ func (b *Breaker) closedOutcome(v *breakerView, failed bool) {
 	})
 }
 
-func (b *Breaker) probeEnded(t uint64, failed, counts bool) {
+func (b *Breaker) probeEnded(ctx context.Context, t uint64, failed, counts bool) {
 	now := b.cfg.now()
-	b.change(func() any {
+	b.change(ctx, func() any {
 		from, gen := b.m.state, b.m.gen
 		if b.m.probeEnded(t>>ticketGenShift, failed, counts, b.cfg.successes) {
 			return b.trip(now, false)

@@ -1,6 +1,9 @@
 package resilience
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // State returns the breaker's state now. An open breaker whose cool-down
 // is over reports, and becomes, half-open.
@@ -9,7 +12,7 @@ func (b *Breaker) State() BreakerState {
 	state := v.state
 	if state == BreakerOpen && b.coolDownOver(v) {
 		now := b.cfg.now()
-		b.change(func() any {
+		b.change(context.Background(), func() any {
 			from, gen := b.m.state, b.m.gen
 			b.m.advance(now)
 			b.commit(from, gen)
@@ -25,17 +28,17 @@ func (b *Breaker) State() BreakerState {
 // open breaker it starts the cool-down again; that is no change of state.
 func (b *Breaker) Trip() {
 	now := b.cfg.now()
-	b.change(func() any { return b.trip(now, false) })
+	b.change(context.Background(), func() any { return b.trip(now, false) })
 }
 
 // Isolate opens the breaker until Reset: no cool-down ends it.
 func (b *Breaker) Isolate() {
-	b.change(func() any { return b.trip(time.Time{}, true) })
+	b.change(context.Background(), func() any { return b.trip(time.Time{}, true) })
 }
 
 // Reset closes the breaker and forgets past failures, whatever its state.
 func (b *Breaker) Reset() {
-	b.change(func() any {
+	b.change(context.Background(), func() any {
 		from := b.m.state
 		b.m.close()
 		b.publish(from)

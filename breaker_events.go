@@ -8,7 +8,12 @@ import (
 // breakerComponent labels the breaker's events.
 const breakerComponent = "breaker"
 
-type stateChange struct{ from, to BreakerState }
+// stateChange is a change of state to deliver, with the context of the
+// call that made it (nil for Trip, Reset and the other methods).
+type stateChange struct {
+	ctx      context.Context
+	from, to BreakerState
+}
 
 // outbox holds the state changes not yet handed to the observer and the
 // hook. Guarded by its breaker's mutex.
@@ -26,7 +31,7 @@ func (b *Breaker) queue(from, to BreakerState) {
 	if !b.cfg.reports() {
 		return
 	}
-	b.out.queue = append(b.out.queue, stateChange{from, to})
+	b.out.queue = append(b.out.queue, stateChange{b.cause, from, to})
 	b.pending.Store(true)
 }
 
@@ -69,6 +74,7 @@ func (b *Breaker) deliver() {
 			return
 		}
 		c := o.queue[o.head]
+		o.queue[o.head] = stateChange{} // the reused memory keeps no context
 		o.head++
 		b.mu.Unlock()
 		b.handOut(c)
@@ -77,8 +83,14 @@ func (b *Breaker) deliver() {
 
 func (b *Breaker) handOut(c stateChange) {
 	if b.cfg.observer != nil {
-		// A change belongs to no single call: several may have made it.
-		b.cfg.observe(context.Background(), Event{Kind: EventStateChange, Component: breakerComponent, From: c.from, To: c.to})
+		// The call that made the change: the failure that tripped the
+		// breaker, the probe that closed it. A method such as Trip has
+		// none.
+		ctx := c.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		b.cfg.observe(ctx, Event{Kind: EventStateChange, Component: breakerComponent, From: c.from, To: c.to})
 	}
 	if b.cfg.onChange != nil {
 		b.cfg.onChange(c.from, c.to)
@@ -95,9 +107,8 @@ func (b *Breaker) reportRefusal(ctx context.Context, err error) {
 	b.cfg.observe(ctx, Event{Kind: EventRefused, Component: breakerComponent, Err: err, Wait: hint})
 }
 
-// ended reports a call's end to an observer that asked for outcomes. The
-// breaker does not learn the call's context, so the event carries
-// context.Background().
-func (b *Breaker) ended(err error, took time.Duration) {
-	b.cfg.observe(context.Background(), Event{Kind: EventCallEnded, Component: breakerComponent, Err: err, Duration: took})
+// ended reports a call's end to an observer that asked for outcomes, with
+// the call's context.
+func (b *Breaker) ended(ctx context.Context, err error, took time.Duration) {
+	b.cfg.observe(ctx, Event{Kind: EventCallEnded, Component: breakerComponent, Err: err, Duration: took})
 }

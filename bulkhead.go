@@ -27,8 +27,7 @@ import (
 // refusal too). A call that succeeds at once reports nothing unless the
 // observer asks for outcomes ([OutcomeObserver]): then each call through
 // Enter or [Guarded] ends with an [EventCallEnded] (Duration from Enter to
-// done, the wait included; through Guarded the end of a call is reported
-// with context.Background(), as the call's context is not at hand there).
+// done, the wait included). Every event carries the call's context.
 // Acquire used directly reports refusals and waits, and no call outcomes;
 // TryAcquire and Release report nothing.
 //
@@ -86,12 +85,7 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 	}
 	cfg := bulkheadConfig{queue: -1}
 	for _, o := range opts {
-		if isNil(o) {
-			panic("resilience: NewBulkhead: option is " + nilName(o))
-		}
-		if o, ok := o.(Option); ok && o.set == nil {
-			panic("resilience: NewBulkhead: option is a zero resilience.Option")
-		}
+		checkOption("NewBulkhead", o)
 		o.applyBulkhead(&cfg)
 	}
 	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, common: cfg.common}

@@ -177,12 +177,11 @@ func (b *Bulkhead) enter(ctx context.Context) (uint64, error) {
 	return 0, b.Acquire(ctx)
 }
 
-// exit ends a call admitted by enter. The gate gives it no context: its
-// outcome is reported with context.Background().
-func (b *Bulkhead) exit(ticket uint64, err error) {
+// exit ends a call of context ctx admitted by enter.
+func (b *Bulkhead) exit(ctx context.Context, ticket uint64, err error) {
 	b.Release()
 	if b.outcomes {
-		b.callEnded(context.Background(), ticket, err)
+		b.callEnded(ctx, ticket, err)
 	}
 }
 

@@ -23,7 +23,7 @@ type openGate struct{}
 
 func (openGate) Enter(context.Context) (func(error), error) { return func(error) {}, nil }
 func (openGate) enter(context.Context) (uint64, error)      { return 0, nil }
-func (openGate) exit(uint64, error)                         {}
+func (openGate) exit(context.Context, uint64, error)        {}
 
 func succeed(context.Context) (int, error) { return 1, nil }
 

@@ -26,9 +26,7 @@ func Fallback[T any](f func(ctx context.Context, err error) (T, error), opts ...
 	}
 	var cfg fallbackConfig
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: Fallback: option is nil")
-		}
+		checkOption("Fallback", o)
 		o.applyFallback(&cfg)
 	}
 	return &fallback[T]{fallbackConfig: cfg, f: f}

@@ -46,9 +46,7 @@ import (
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: Hedge: option is nil")
-		}
+		checkOption("Hedge", o)
 		o.applyHedge(&cfg)
 	}
 	h := &hedge[T]{hedgeConfig: cfg, last: last[T]()}
@@ -192,18 +190,9 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 	actx, cancel := context.WithCancel(ctx)
 	r := h.getRun()
 	r.ctx, r.next, r.fn, r.cancel, r.delay = ctx, next, fn, cancel, delay
-	if delay == 0 {
-		r.fire() // every attempt at once
-	} else {
-		r.arm(delay)
-	}
-	var start time.Time
-	if h.lat != nil {
-		start = h.now()
-	}
 	finished := false
 	defer func() {
-		if !finished { // fn panicked or called runtime.Goexit
+		if !finished { // fn or the observer panicked or called runtime.Goexit
 			if r.phase.CompareAndSwap(runAlone, runDone) {
 				r.disarm()
 				cancel()
@@ -212,6 +201,15 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 			}
 		}
 	}()
+	if delay == 0 {
+		r.start(false) // every attempt at once
+	} else {
+		r.arm(delay)
+	}
+	var start time.Time
+	if h.lat != nil {
+		start = h.now()
+	}
 	v, err = next(actx, fn)
 	finished = true
 	if err == nil && h.lat != nil {
@@ -305,8 +303,13 @@ func (r *hedgeRun[T]) disarm() bool {
 	return false
 }
 
-// fire starts hedging, unless the first attempt has returned.
-func (r *hedgeRun[T]) fire() {
+// fire starts hedging from the timer's goroutine, unless the first
+// attempt has returned.
+func (r *hedgeRun[T]) fire() { r.start(true) }
+
+// start starts hedging, unless the first attempt has returned. detached
+// says that it runs in a goroutine of its own, not the caller's.
+func (r *hedgeRun[T]) start(detached bool) {
 	s := &hedgeState[T]{h: r.h, ctx: r.ctx, next: r.next, fn: r.fn, delay: r.delay,
 		started: 1, running: 1, cancels: []context.CancelFunc{r.cancel}, done: make(chan struct{})}
 	r.state = s
@@ -314,11 +317,11 @@ func (r *hedgeRun[T]) fire() {
 		return
 	}
 	if r.delay > 0 {
-		s.launch()
+		s.launch(detached)
 		return
 	}
 	for range r.h.max {
-		s.launch()
+		s.launch(detached)
 	}
 }
 
@@ -344,7 +347,8 @@ type hedgeState[T any] struct {
 
 // launch starts one hedge, if the call is still undecided, the hedges are
 // not all spent and the budget allows, and arms the timer of the next.
-func (s *hedgeState[T]) launch() {
+// detached says that it runs in a timer's goroutine, not the caller's.
+func (s *hedgeState[T]) launch(detached bool) {
 	h := s.h
 	s.mu.Lock()
 	if s.decided || s.started > h.max {
@@ -354,7 +358,7 @@ func (s *hedgeState[T]) launch() {
 	if !h.budget.withdraw() {
 		s.mu.Unlock()
 		if h.observer != nil {
-			h.observe(s.ctx, Event{Kind: EventRefused, Component: "hedge", Attempt: s.started + 1, Err: ErrRetryBudgetExhausted})
+			h.emit(s.ctx, Event{Kind: EventRefused, Component: "hedge", Attempt: s.started + 1, Err: ErrRetryBudgetExhausted}, detached)
 		}
 		return
 	}
@@ -364,13 +368,30 @@ func (s *hedgeState[T]) launch() {
 	actx, cancel := context.WithCancel(s.ctx)
 	s.cancels = append(s.cancels, cancel)
 	if s.delay > 0 && s.started <= h.max {
-		s.stopNext = h.afterFunc(s.delay, s.launch)
+		s.stopNext = h.afterFunc(s.delay, s.launchLater)
 	}
 	s.mu.Unlock()
+	// Started once reported, so that the report comes before the attempt
+	// can answer, and started also when the observer panics or exits its
+	// goroutine, so that no attempt is counted and never run.
+	defer func() { go s.attempt(actx, n) }()
 	if h.observer != nil {
-		h.observe(s.ctx, Event{Kind: EventHedge, Component: "hedge", Attempt: n, Wait: s.delay})
+		h.emit(s.ctx, Event{Kind: EventHedge, Component: "hedge", Attempt: n, Wait: s.delay}, detached)
 	}
-	go s.attempt(actx, n)
+}
+
+// launchLater is launch for the timer of the next hedge.
+func (s *hedgeState[T]) launchLater() { s.launch(true) }
+
+// emit reports e to the observer: a panic in Observe goes up through the
+// caller's call, or, detached, in a goroutine of the hedge's own, is
+// dropped.
+func (h *hedge[T]) emit(ctx context.Context, e Event, detached bool) {
+	if detached {
+		h.observeDetached(ctx, e)
+		return
+	}
+	h.observe(ctx, e)
 }
 
 // attempt runs hedge n in its own goroutine.
@@ -402,15 +423,17 @@ func (s *hedgeState[T]) finish(v T, err error, pe *PanicError, n int) {
 	s.running--
 	if s.decided {
 		s.mu.Unlock()
+		// Attempts after the first run in goroutines of their own.
+		detached := n > 1
 		switch {
 		case pe != nil:
 			if h.observer != nil {
-				h.observe(s.ctx, Event{Kind: EventLatePanic, Component: "hedge", Panic: pe})
+				h.emit(s.ctx, Event{Kind: EventLatePanic, Component: "hedge", Panic: pe}, detached)
 			}
 		case err == nil && h.discard != nil:
 			h.discard(v)
 			if h.observer != nil {
-				h.observe(s.ctx, Event{Kind: EventDiscarded, Component: "hedge"})
+				h.emit(s.ctx, Event{Kind: EventDiscarded, Component: "hedge"}, detached)
 			}
 		}
 		return

@@ -14,12 +14,21 @@ import (
 // Observe is called synchronously, in the goroutine of the call the event
 // belongs to, outside every lock the package holds: a slow observer delays
 // only that call, and an observer may call the component's methods. It must
-// be safe for concurrent use. A panic in Observe goes up through the call
-// that emitted the event, like a panic in fn; the component's own state is
-// already consistent when Observe runs. The events of a call nobody waits
-// for any more ([EventLatePanic], and a [Timeout]'s [EventDiscarded]) are
-// emitted in the goroutine that ran fn, after the caller had its answer: a
-// panic in Observe there ends the program, as a panic in any goroutine does.
+// be safe for concurrent use. Events carry the context of the call they
+// belong to (for a breaker's state change, the call that caused it; for a
+// change made by a method such as Trip, and for a batch, which belongs to
+// no caller, a context of the component's own).
+//
+// A panic in Observe goes up through the call that emitted the event, like
+// a panic in fn; the component's own state is already consistent when
+// Observe runs. Some events are emitted in a goroutine that no caller waits
+// on: those of a call nobody waits for any more ([EventLatePanic], the
+// [EventDiscarded] of an abandoned [Timeout] or of a losing hedge), a
+// [Hedge]'s [EventHedge] and budget refusals when its timer starts a
+// hedge, and a [Batcher]'s [EventBatchSent]. A panic in Observe there is
+// recovered and dropped, for it has no call to go up through and would
+// otherwise end the program; the component goes on as if Observe had
+// returned.
 //
 // Events are values: receiving one allocates nothing. An observer must
 // ignore kinds it does not know, for new policies add new kinds.
@@ -74,6 +83,18 @@ func WithName(name string) Option {
 func (c *common) observe(ctx context.Context, e Event) {
 	e.Name = c.name
 	c.observer.Observe(ctx, e)
+}
+
+// observeDetached is observe for an event emitted in a goroutine that no
+// caller waits on: an abandoned fn's, a losing hedge's, a timer's, a
+// batch's. A panic in Observe there has no call to go up through, and
+// would end the program; it is dropped instead, so that the goroutine
+// finishes its work. Each such event is emitted where the goroutine holds
+// nothing and owes no caller an answer, so a runtime.Goexit in Observe
+// ends only that goroutine.
+func (c *common) observeDetached(ctx context.Context, e Event) {
+	defer func() { _ = recover() }()
+	c.observe(ctx, e)
 }
 
 // EventKind says what an [Event] reports. New kinds are added as the

@@ -10,11 +10,12 @@ import (
 //
 //	Error  late-panic
 //	Warn   give-up, state-change
-//	Info   retry, timeout
-//	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded
+//	Info   retry, timeout, fallback
+//	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded, hedge
 //
-// A retry is news (Info); a give-up or a breaker that changes state needs
-// someone's attention (Warn). Refusals are Debug because they come in floods:
+// A retry or a fallback's answer is news (Info); a give-up or a breaker
+// that changes state needs someone's attention (Warn). A hedge is Debug: a
+// Hedge starts one for the slowest calls by design. Refusals are Debug because they come in floods:
 // an open breaker refuses every call, and the state change that opened it
 // was already logged at Warn. A late panic, which no caller sees, is an
 // Error. A kind this version does not know logs at Info.
@@ -24,7 +25,8 @@ import (
 //
 // The message is the kind's name ("retry", "give-up"); the attributes are the
 // event's fields that the kind sets: component, name (when given), attempt,
-// error, reason, wait (before a retry, or spent waiting for a guard),
+// error, reason, wait (before a retry or a hedge, or spent waiting for a
+// guard),
 // retry_after (a refusal's hint), timeout, duration, size, from and to (a
 // breaker's states), panic and stack (a late panic).
 //
@@ -56,6 +58,8 @@ var defaultSlogLevels = [len(eventKindNames)]slog.Level{
 	EventLatePanic:     slog.LevelError,
 	EventDiscarded:     slog.LevelDebug,
 	EventCallEnded:     slog.LevelDebug,
+	EventFallback:      slog.LevelInfo,
+	EventHedge:         slog.LevelDebug,
 }
 
 // NewSlogObserver returns an observer that logs events through logger. A
@@ -138,7 +142,7 @@ func (o *SlogObserver) Observe(ctx context.Context, e Event) {
 		attrs = append(attrs, slog.Any("reason", e.Reason))
 	}
 	switch e.Kind {
-	case EventRetry, EventWaitEnded:
+	case EventRetry, EventWaitEnded, EventHedge:
 		attrs = append(attrs, slog.Duration("wait", e.Wait))
 	case EventTimeout:
 		attrs = append(attrs, slog.Duration("timeout", e.Wait))

@@ -1,15 +1,14 @@
 package resilience_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -42,46 +41,6 @@ func recovered(f func()) (r any) {
 	return nil
 }
 
-// TestObserverPanicLate: a late panic is reported in the goroutine that ran
-// fn, after the caller has its answer. An observer that panics there has no
-// caller to go up through, and ends the program, as a panic in any goroutine
-// does; the caller's call was answered before. The scenario runs in a child
-// process, which is expected to crash.
-func TestObserverPanicLate(t *testing.T) {
-	if os.Getenv("RESILIENCE_OBSERVER_PANIC_CHILD") == "1" {
-		lateObserverPanic()
-		return
-	}
-	exe, err := os.Executable()
-	require.NoError(t, err)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a guard against a hung child, not a measure
-	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^TestObserverPanicLate$")
-	cmd.Env = append(os.Environ(), "RESILIENCE_OBSERVER_PANIC_CHILD=1")
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	var exit *exec.ExitError
-	require.ErrorAs(t, err, &exit, "the child should crash; stdout:\n%s\nstderr:\n%s", &stdout, &stderr)
-	assert.Contains(t, stdout.String(), "caller answered: resilience: timeout")
-	assert.Contains(t, stderr.String(), "panic: observer failed")
-}
-
-// lateObserverPanic is the child's scenario: it never returns, for the
-// observer's panic ends the process.
-func lateObserverPanic() {
-	release := make(chan struct{})
-	p := resilience.Timeout[int](time.Millisecond,
-		resilience.WithObserver(&panickyObserver{kind: resilience.EventLatePanic, armed: true}))
-	_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
-		<-release
-		panic("too late")
-	})
-	fmt.Println("caller answered:", err)
-	close(release)
-	select {} // the observer's panic ends the process
-}
-
 // TestObserverPanicGoesUp: a panic in Observe goes up through the call that
 // emitted the event, and leaves the component consistent and usable. Each
 // case skips while its component emits no event of the kind.
@@ -112,6 +71,76 @@ func TestObserverPanicGoesUp(t *testing.T) {
 			assert.Equal(t, resilience.BreakerOpen, b.State(), "the breaker opened before Observe ran")
 			_, err := p.Execute(ctx, up)
 			assert.ErrorIs(t, err, resilience.ErrBreakerOpen)
+			return r
+		}},
+		{"breaker refusal", resilience.EventRefused, func(t *testing.T, o resilience.Option) any {
+			b := resilience.NewBreaker(o, resilience.WithClock(clock.NewMock()))
+			b.Trip()
+			p := resilience.Guarded[int](b)
+			r := recovered(func() { _, _ = p.Execute(ctx, up) })
+			assert.Equal(t, int64(1), b.Metrics().Refused, "the refusal was counted before Observe ran")
+			b.Reset()
+			v, err := p.Execute(ctx, up)
+			assert.Equal(t, 1, v)
+			assert.NoError(t, err)
+			return r
+		}},
+		{"bulkhead wait", resilience.EventWaitStarted, func(t *testing.T, o resilience.Option) any {
+			b := resilience.NewBulkhead(1, o, resilience.WithBulkheadWait(time.Hour))
+			require.True(t, b.TryAcquire())
+			p := resilience.Guarded[int](b)
+			r := recovered(func() { _, _ = p.Execute(ctx, up) })
+			assert.Equal(t, 1, b.InUse(), "the call that panicked took no slot")
+			assert.Equal(t, 0, b.Waiting(), "the call that panicked left the queue")
+			b.Release()
+			v, err := p.Execute(ctx, up)
+			assert.Equal(t, 1, v)
+			assert.NoError(t, err)
+			return r
+		}},
+		{"timeout", resilience.EventTimeout, func(t *testing.T, o resilience.Option) (r any) {
+			synctest.Test(t, func(t *testing.T) {
+				p := resilience.Timeout[int](time.Second, o)
+				r = recovered(func() {
+					_, _ = p.Execute(ctx, func(ctx context.Context) (int, error) {
+						<-ctx.Done()
+						return 0, ctx.Err()
+					})
+				})
+				v, err := p.Execute(ctx, up)
+				assert.Equal(t, 1, v)
+				assert.NoError(t, err)
+			})
+			return r
+		}},
+		{"fallback", resilience.EventFallback, func(t *testing.T, o resilience.Option) any {
+			calls := 0
+			p := resilience.Fallback(func(context.Context, error) (int, error) { calls++; return 2, nil }, o)
+			r := recovered(func() { _, _ = p.Execute(ctx, down) })
+			assert.Zero(t, calls, "the fallback ran after Observe panicked")
+			v, err := p.Execute(ctx, down)
+			assert.Equal(t, 2, v)
+			assert.NoError(t, err)
+			return r
+		}},
+		{"hedge", resilience.EventHedge, func(t *testing.T, o resilience.Option) (r any) {
+			// A delay of 0 starts the hedges in the caller's goroutine.
+			synctest.Test(t, func(t *testing.T) {
+				p := resilience.Hedge[int](o, resilience.WithHedgeDelay(0))
+				var cancelled atomic.Int32
+				r = recovered(func() {
+					_, _ = p.Execute(ctx, func(ctx context.Context) (int, error) {
+						<-ctx.Done()
+						cancelled.Add(1)
+						return 0, ctx.Err()
+					})
+				})
+				synctest.Wait()
+				assert.Equal(t, int32(1), cancelled.Load(), "the hedge started before the panic was cancelled")
+				v, err := p.Execute(ctx, up)
+				assert.Equal(t, 1, v)
+				assert.NoError(t, err)
+			})
 			return r
 		}},
 		{"bulkhead", resilience.EventRefused, func(t *testing.T, o resilience.Option) any {

@@ -52,10 +52,11 @@ func Guarded[T any](g Guard) Policy[T] {
 
 // gate is implemented by the package's own guards. It is Enter and done
 // without the closure, so a guarded call allocates nothing: the ticket carries
-// what done would have captured (a breaker's generation, say).
+// what done would have captured (a breaker's generation, say), and exit is
+// given the call's context again, for the events the outcome causes.
 type gate interface {
 	enter(ctx context.Context) (ticket uint64, err error)
-	exit(ticket uint64, err error)
+	exit(ctx context.Context, ticket uint64, err error)
 }
 
 type guarded[T any] struct {
@@ -83,7 +84,7 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 			defer func() {
 				if !finished {
 					r := recover()
-					g.exit(ticket, newPanicError(r))
+					g.exit(ctx, ticket, newPanicError(r))
 					if r != nil {
 						panic(r)
 					}
@@ -91,7 +92,7 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 			}()
 			v, err = next(ctx, fn)
 			finished = true
-			g.exit(ticket, err)
+			g.exit(ctx, ticket, err)
 			return v, err
 		}
 	}

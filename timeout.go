@@ -40,7 +40,9 @@ import (
 // A panic in fn reaches the caller's goroutine with its original value. A
 // panic in an abandoned fn, one that has outlived its deadline, reaches no
 // caller: it is dropped, after being reported to the observer as an
-// [EventLatePanic] if there is one.
+// [EventLatePanic] if there is one. The events of an abandoned fn are
+// emitted in its goroutine, where a panic in the observer is dropped too
+// (see [Observer]).
 //
 // An observer given with [WithObserver] receives an [EventTimeout] (Wait is
 // d) when the deadline passes first, an [EventDiscarded] for each late
@@ -55,9 +57,7 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	}
 	var cfg timeoutConfig
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: Timeout: option is nil")
-		}
+		checkOption("Timeout", o)
 		o.applyTimeout(&cfg)
 	}
 	t := &timeout[T]{d: d, timeoutConfig: cfg, last: last[T]()}
@@ -162,7 +162,7 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 		// The context ended before fn returned: the outcome is an error
 		// whatever fn returned, and a result goes to the discard hook.
 		if err == nil {
-			t.discarded(tctx, v)
+			t.discarded(tctx, v, false)
 			var zero T
 			v, err = zero, expired(ctx)
 		} else if ctx.Err() == nil {
@@ -188,15 +188,21 @@ func (t *timeout[T]) newDeadline(ctx context.Context) *deadlineCtx {
 }
 
 // discarded hands v, a result that came after the deadline, to the discard
-// hook.
-func (t *timeout[T]) discarded(ctx context.Context, v T) {
+// hook. detached says that no caller waits: fn's goroutine was abandoned.
+func (t *timeout[T]) discarded(ctx context.Context, v T, detached bool) {
 	if t.discard == nil {
 		return
 	}
 	t.discard(v)
-	if t.observer != nil {
-		t.observe(ctx, Event{Kind: EventDiscarded, Component: "timeout"})
+	if t.observer == nil {
+		return
 	}
+	e := Event{Kind: EventDiscarded, Component: "timeout"}
+	if detached {
+		t.observeDetached(ctx, e)
+		return
+	}
+	t.observe(ctx, e)
 }
 
 // timeoutError is a cooperative fn's error after its deadline: ErrTimeout and

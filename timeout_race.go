@@ -180,7 +180,7 @@ func (c *timedCall[T]) run() {
 		if c.state.CompareAndSwap(callRunning, callFinished) {
 			notify(cancel, wake)
 		} else if t.observer != nil {
-			t.observe(ctx, Event{Kind: EventLatePanic, Component: "timeout", Panic: pe})
+			t.observeDetached(ctx, Event{Kind: EventLatePanic, Component: "timeout", Panic: pe})
 		}
 	}()
 	v, err := next(ctx, fn)
@@ -193,7 +193,7 @@ func (c *timedCall[T]) run() {
 		}
 	}
 	if err == nil {
-		t.discarded(ctx, v) // abandoned: nobody returns this result
+		t.discarded(ctx, v, true) // abandoned: nobody returns this result
 	}
 }
 

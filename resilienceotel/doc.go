@@ -11,8 +11,9 @@
 //
 // Metrics go to the global meter provider unless [WithMeterProvider] says
 // otherwise. Span events go to the span active in the context of the call
-// an event belongs to: a retry, a give-up, a refusal, a timeout or a breaker
-// state change appears in the trace of the request it happened in.
+// an event belongs to: a retry, a give-up, a refusal, a timeout, a breaker
+// state change (on the call that caused it), a fallback or a hedge appears
+// in the trace of the request it happened in.
 //
 // There is no semantic convention for resilience yet. The names follow
 // OpenTelemetry's style: metrics under resilience.*, units in UCUM

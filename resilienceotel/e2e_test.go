@@ -63,6 +63,8 @@ func TestObserveAllocatesNothing(t *testing.T) {
 		ev(resilience.EventWaitEnded, "bulkhead", "db", nil),
 		ev(resilience.EventBatchSent, "batcher", "users", func(e *resilience.Event) { e.Size = 10 }),
 		ev(resilience.EventCallEnded, "retry", "users", func(e *resilience.Event) { e.Attempt = 1 }),
+		ev(resilience.EventFallback, "fallback", "users", func(e *resilience.Event) { e.Err = errDown }),
+		ev(resilience.EventHedge, "hedge", "users", func(e *resilience.Event) { e.Attempt, e.Wait = 2, time.Millisecond }),
 	}
 	for _, e := range events {
 		t.Run(e.Kind.String(), func(t *testing.T) {

@@ -26,8 +26,8 @@ var (
 // Observer is a [resilience.Observer] that records what the library's
 // components do as OpenTelemetry metrics, and adds span events to the span
 // active in the context of the call an event belongs to: each retry (with
-// its error and wait), each give-up, refusal, timeout and breaker state
-// change. The README lists every metric, its unit and its attributes.
+// its error and wait), each give-up, refusal, timeout, breaker state
+// change, fallback and hedge. The README lists every metric, its unit and its attributes.
 //
 // Give one Observer to every component, each labelled with
 // resilience.WithName: the component's kind and name become the attributes
@@ -56,6 +56,8 @@ type Observer struct {
 	batchTime   metric.Float64Histogram
 	latePanics  metric.Int64Counter
 	discarded   metric.Int64Counter
+	fallbacks   metric.Int64Counter
+	hedges      metric.Int64Counter
 	inUse       metric.Int64ObservableUpDownCounter
 	limit       metric.Int64ObservableUpDownCounter
 }
@@ -168,6 +170,12 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	o.discarded, err = m.Int64Counter("resilience.discarded", metric.WithUnit("{result}"),
 		metric.WithDescription("Results obtained and not returned, handed to a discard hook."))
 	check(err)
+	o.fallbacks, err = m.Int64Counter("resilience.fallbacks", metric.WithUnit("{call}"),
+		metric.WithDescription("Failed calls a fallback answered, by the reason of the failure."))
+	check(err)
+	o.hedges, err = m.Int64Counter("resilience.hedges", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Hedged attempts started after the first."))
+	check(err)
 	o.inUse, err = m.Int64ObservableUpDownCounter("resilience.bulkhead.in_use", metric.WithUnit("{call}"),
 		metric.WithDescription("Slots of a registered bulkhead in use."))
 	check(err)
@@ -238,6 +246,14 @@ func (o *Observer) Observe(ctx context.Context, e resilience.Event) {
 		o.latePanics.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
 	case resilience.EventDiscarded:
 		o.discarded.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
+	case resilience.EventFallback:
+		s := o.series.get(e.Component, e.Name)
+		o.fallbacks.Add(ctx, 1, s.reasons[reasonOf(e.Err)].add...)
+		o.spanEvent(ctx, s, e)
+	case resilience.EventHedge:
+		s := o.series.get(e.Component, e.Name)
+		o.hedges.Add(ctx, 1, s.base.add...)
+		o.spanEvent(ctx, s, e)
 	case resilience.EventCallEnded:
 		s := o.series.get(e.Component, e.Name)
 		out := outcomeOf(e.Err)
@@ -255,6 +271,7 @@ const (
 	keyWait        = attribute.Key("resilience.retry.wait")
 	keyRetryAfter  = attribute.Key("resilience.retry_after")
 	keyTimeout     = attribute.Key("resilience.timeout")
+	keyHedgeDelay  = attribute.Key("resilience.hedge.delay")
 	keyFrom        = attribute.Key("resilience.breaker.from")
 	keyTo          = attribute.Key("resilience.breaker.to")
 	keyErrorMsg    = attribute.Key("error.message")
@@ -294,6 +311,12 @@ func (o *Observer) spanEvent(ctx context.Context, s *series, e resilience.Event)
 	case resilience.EventStateChange:
 		name = "resilience.breaker.state_change"
 		attrs = append(attrs, keyFrom.String(stateName(e.From)), keyTo.String(stateName(e.To)))
+	case resilience.EventFallback:
+		name = "resilience.fallback"
+		attrs = append(attrs, keyReason.String(reasonNames[reasonOf(e.Err)]))
+	case resilience.EventHedge:
+		name = "resilience.hedge"
+		attrs = append(attrs, keyAttempt.Int(e.Attempt), keyHedgeDelay.Float64(e.Wait.Seconds()))
 	}
 	if e.Err != nil {
 		attrs = append(attrs, keyErrorMsg.String(e.Err.Error()))

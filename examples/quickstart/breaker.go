@@ -22,10 +22,7 @@ func breakerTour(ctx context.Context, w io.Writer) error {
 		logs, resilience.WithName("service"),
 		resilience.WithBreakerThreshold(3),
 		resilience.WithBreakerCoolDown(100*time.Millisecond),
-		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
-			fmt.Fprintf(w, "  breaker %s -> %s\n", from, to)
-		}),
-	)
+	) // its state changes are logged at Warn
 	policy := resilience.Guarded[string](breaker)
 	for i := 1; i <= 9; i++ {
 		// A call that finds the breaker half-open is its probe.

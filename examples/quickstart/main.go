@@ -39,7 +39,8 @@ var scenarios []scenario
 var logs resilience.Option
 
 // newLogs returns the observer option that logs to w, without the time, so
-// that the tour prints the same story every run.
+// that the tour prints the same story every run, and indented, as the
+// details of the call printed after them.
 func newLogs(w io.Writer) resilience.Option {
 	noTime := func(groups []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey && len(groups) == 0 {
@@ -47,8 +48,19 @@ func newLogs(w io.Writer) resilience.Option {
 		}
 		return a
 	}
-	logger := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{ReplaceAttr: noTime}))
+	logger := slog.New(slog.NewTextHandler(indented{w}, &slog.HandlerOptions{ReplaceAttr: noTime}))
 	return resilience.WithObserver(resilience.NewSlogObserver(logger))
+}
+
+// indented writes each record of a slog handler, which writes one line at
+// a time, after two spaces.
+type indented struct{ w io.Writer }
+
+func (i indented) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(i.w, "  "); err != nil {
+		return 0, err
+	}
+	return i.w.Write(p)
 }
 
 // register adds a scenario to the tour; scenario files call it from init.

@@ -18,16 +18,16 @@ func TestTour(t *testing.T) {
 			t.Fatalf("tour() = %v", err)
 		}
 		for _, want := range []string{
-			"call 2: resilience: timeout after 50ms (the service ignored its context and is still running)",
+			"  level=INFO msg=timeout component=timeout name=service timeout=50ms\ncall 2: resilience: timeout after 50ms (the service ignored its context and is still running)",
 			"attempt 1: service unavailable; Retry chose a wait of 15ms (full jitter in [0, 20ms])",
 			"call 2: gave up after",
 			"attempt 1: busy, try again in 150ms; Retry waits 150ms",
 			"call: answer after 150ms",
 			"20 calls reached the service 24 times: 20 first attempts and the 4 retries the budget allowed",
-			"breaker closed -> open",
+			"  level=WARN msg=state-change component=breaker name=service from=closed to=open\ncall 3: service unavailable",
 			"call 4: refused at once, the service is spared (a probe may go in 80ms)",
 			"call 8 (probe): answer #5",
-			"breaker half-open -> closed",
+			"  level=WARN msg=state-change component=breaker name=service from=half-open to=closed\ncall 8 (probe): answer #5",
 			"caller 3: arrived at 20ms, refused at 20ms: resilience: bulkhead full",
 			"caller 5: arrived at 40ms, served, done at 300ms",
 			"backend call 1: ids [1 2 3 4]",
