@@ -155,3 +155,20 @@ func discardOf[T any](fn string, f any) func(T) {
 	}
 	return d
 }
+
+// callDiscard hands v to the discard hook. Where no caller waits for the
+// goroutine (detached: an abandoned Timeout's, a losing hedge's), a panic
+// in the hook can reach no one: it is recovered and reported as an
+// EventLatePanic rather than ending the program.
+func callDiscard[T any](ctx context.Context, c *common, component string, hook func(T), v T, detached bool) {
+	if !detached {
+		hook(v)
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil && c.observer != nil {
+			c.observeDetached(ctx, Event{Kind: EventLatePanic, Component: component, Panic: newPanicError(r)})
+		}
+	}()
+	hook(v)
+}

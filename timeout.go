@@ -193,7 +193,7 @@ func (t *timeout[T]) discarded(ctx context.Context, v T, detached bool) {
 	if t.discard == nil {
 		return
 	}
-	t.discard(v)
+	callDiscard(ctx, &t.common, "timeout", t.discard, v, detached)
 	if t.observer == nil {
 		return
 	}

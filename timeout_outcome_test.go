@@ -271,3 +271,28 @@ func TestNilFn(t *testing.T) {
 		})
 	}
 }
+
+// TestDiscardHookPanicsWithoutACaller: a discard hook that panics in a
+// goroutine no caller waits for is reported as a late panic, and does not
+// end the program.
+func TestDiscardHookPanicsWithoutACaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var late atomic.Pointer[resilience.PanicError]
+		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			if e.Kind == resilience.EventLatePanic {
+				late.Store(e.Panic)
+			}
+		})
+		p := resilience.Timeout[int](time.Second, resilience.WithObserver(obs),
+			resilience.WithDiscard(func(int) { panic("hook broke") }))
+		_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
+			time.Sleep(2 * time.Second)
+			return 1, nil
+		})
+		require.ErrorIs(t, err, resilience.ErrTimeout)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.NotNil(t, late.Load())
+		assert.Equal(t, "hook broke", late.Load().Value)
+	})
+}
