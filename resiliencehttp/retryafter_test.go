@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,10 +40,10 @@ func TestTransportRetryAfter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newWaitClock()
 			clk.Add(time.Hour) // a clock whose dates are after the epoch
-			first := true
+			var first atomic.Bool
+			first.Store(true)
 			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				if first {
-					first = false
+				if first.CompareAndSwap(true, false) {
 					if h := tc.header(clk.Now()); h != "" {
 						w.Header().Set("Retry-After", h)
 					}

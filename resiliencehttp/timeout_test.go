@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -46,9 +47,9 @@ func TestTransportTimeouts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			arrived := make(chan struct{})
-			n := 0
+			var n atomic.Int64
 			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-				if n++; n <= tc.hangs {
+				if n.Add(1) <= int64(tc.hangs) {
 					hang(arrived)(w, r)
 					return
 				}

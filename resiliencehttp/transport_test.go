@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -174,10 +175,9 @@ func TestTransportGoroutinesAndConnections(t *testing.T) {
 func TestTransportDropsRejectedResults(t *testing.T) {
 	// A result rejected by a resilience.WithRetryIfResult the user gave
 	// is drained and closed too.
-	var n int
+	var n atomic.Int64
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-		n++
-		if n%3 != 0 {
+		if n.Add(1)%3 != 0 {
 			w.Header().Set("X-Not-Ready", "1")
 		}
 		_, _ = w.Write([]byte("body"))
