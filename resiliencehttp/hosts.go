@@ -63,10 +63,3 @@ func (h *hostGuards) get(host string) []resilience.Guard {
 	}
 	return guards
 }
-
-// len returns the number of hosts that have guards now.
-func (h *hostGuards) len() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.hosts)
-}
