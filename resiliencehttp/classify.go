@@ -1,0 +1,178 @@
+package resiliencehttp
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Idempotent reports whether req is safe to send more than once, by the
+// rule net/http applies before it resends a request on a fresh connection,
+// widened to every method RFC 9110 calls idempotent: GET, HEAD, OPTIONS,
+// TRACE, PUT and DELETE (an empty method is GET), or any request that
+// carries an Idempotency-Key or X-Idempotency-Key header (present in the
+// header map, even with a nil value, as net/http reads it). A POST or PATCH
+// without such a header is not: the server may have acted on the first
+// one. It is the [Transport]'s default for [WithIdempotent].
+func Idempotent(req *http.Request) bool {
+	switch req.Method {
+	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace,
+		http.MethodPut, http.MethodDelete:
+		return true
+	}
+	if _, ok := req.Header["Idempotency-Key"]; ok {
+		return true
+	}
+	_, ok := req.Header["X-Idempotency-Key"]
+	return ok
+}
+
+// Retryable is the [Transport]'s default for [WithRetryIf]: it reports
+// whether an attempt that ended with resp or err is worth repeating. It is
+// asked only about requests that are safe to repeat (see [Idempotent]).
+//
+// A response is retried when its status says the same request may well
+// succeed later:
+//
+//   - 408 Request Timeout: the server gave up waiting for the request;
+//   - 429 Too Many Requests: the client is throttled, usually with a
+//     Retry-After saying for how long;
+//   - 502 Bad Gateway, 503 Service Unavailable, 504 Gateway Timeout: a
+//     proxy or the service is briefly unavailable or slow.
+//
+// Other statuses are answers: 500 Internal Server Error and 501 Not
+// Implemented mostly come from a fault that a repeat meets again, and a
+// 4xx other than 408 and 429 is about the request itself.
+//
+// An error is retried unless it cannot heal by itself: a certificate that
+// does not verify, or a host name that does not resolve. Errors of the
+// caller's own context are never retried (the retry sees its context end).
+func Retryable(resp *http.Response, err error) bool {
+	if err != nil {
+		return retryableError(err)
+	}
+	if resp == nil {
+		return false
+	}
+	switch resp.StatusCode {
+	case http.StatusRequestTimeout, http.StatusTooManyRequests,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+func retryableError(err error) bool {
+	var (
+		unknownAuthority x509.UnknownAuthorityError
+		invalidCert      x509.CertificateInvalidError
+		hostname         x509.HostnameError
+		verification     *tls.CertificateVerificationError
+		dns              *net.DNSError
+	)
+	switch {
+	case errors.As(err, &unknownAuthority), errors.As(err, &invalidCert),
+		errors.As(err, &hostname), errors.As(err, &verification):
+		return false
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return false
+	}
+	return true
+}
+
+// failure reports whether an attempt's response counts as a failure for the
+// guards: a status the retry predicate retries, or any 5xx.
+func failure(resp *http.Response, retried bool) bool {
+	return retried || resp.StatusCode >= 500
+}
+
+// StatusError is the error of a response whose status is a failure: a
+// status the retry predicate retries, or any 5xx. The [Transport] hands it
+// to its guards as the attempt's outcome and to its retry as the attempt's
+// error; the caller receives it only with [WithStatusErrors], when the
+// retries have run out on such a response (then inside a
+// resilience.RetryError that matches resilience.ErrRetriesExhausted) or
+// when the request was not retried at all. [Handler] hands one to its guards
+// for a 5xx answer.
+//
+// It carries the server's Retry-After, if any, as a retry hint
+// (resilience.RetryHint).
+type StatusError struct {
+	// Method is the request's method.
+	Method string
+	// URL is the request's URL, without its user information.
+	URL string
+	// StatusCode is the response's status code, such as 503.
+	StatusCode int
+	// Status is the response's status line, such as "503 Service
+	// Unavailable".
+	Status string
+
+	retryAfter time.Duration
+}
+
+// Error reports the status. http.Client's *url.Error adds the method and
+// URL in front of it.
+func (e *StatusError) Error() string {
+	status := e.Status
+	if status == "" {
+		status = strconv.Itoa(e.StatusCode) + " " + http.StatusText(e.StatusCode)
+	}
+	return "resiliencehttp: server answered " + status
+}
+
+// RetryAfter returns the wait the response's Retry-After header asked for,
+// as seconds or as an HTTP-date, and 0 when there was no such header or it
+// asked for no wait.
+func (e *StatusError) RetryAfter() time.Duration { return e.retryAfter }
+
+func newStatusError(req *http.Request, resp *http.Response, retryAfter time.Duration) *StatusError {
+	return &StatusError{
+		Method:     methodOf(req),
+		URL:        req.URL.Redacted(),
+		StatusCode: resp.StatusCode,
+		Status:     resp.Status,
+		retryAfter: retryAfter,
+	}
+}
+
+func methodOf(req *http.Request) string {
+	if req.Method == "" {
+		return http.MethodGet
+	}
+	return req.Method
+}
+
+// parseRetryAfter reads a Retry-After header value at time now: a number
+// of seconds, or an HTTP-date. It returns 0 for a value that is missing,
+// malformed, zero, negative or in the past; a huge value saturates.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if v[0] >= '0' && v[0] <= '9' {
+		secs, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			if errors.Is(err, strconv.ErrRange) {
+				return math.MaxInt64
+			}
+			return 0
+		}
+		if secs > uint64(math.MaxInt64/time.Second) {
+			return math.MaxInt64
+		}
+		return time.Duration(secs) * time.Second
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return max(at.Sub(now), 0)
+}

@@ -1,0 +1,61 @@
+// Package resiliencehttp brings the policies and guards of package
+// resilience to net/http: a client [Transport] that retries what is safe to
+// retry, honours Retry-After, replays request bodies, drains what it drops
+// and keeps the returned body readable under its deadlines; and a server
+// [Handler] that sheds load with 503 or 429 and a Retry-After header.
+//
+//	client := resiliencehttp.NewClient() // 30s per call, 10s per attempt, 3 attempts
+//	resp, err := client.Get("https://api.example.com/users/42")
+//
+//	mux.Handle("/", resiliencehttp.Handler(app, resilience.NewBulkhead(64)))
+//
+// # Client
+//
+// A [Transport] wraps a base http.RoundTripper. From the outside in, a call
+// goes through a timeout for the whole call ([WithTimeout]), a
+// resilience.Retry ([WithRetry]), the guards shared by every host
+// ([WithGuards]) and those of the request's host ([WithHostGuard]), and a
+// timeout per attempt ([WithAttemptTimeout]).
+//
+// What is retried: only requests that are safe to send again
+// ([Idempotent], net/http's rule: GET, HEAD, OPTIONS, TRACE, PUT, DELETE,
+// or an Idempotency-Key header), never a bare POST unless [WithIdempotent]
+// says so; and only outcomes worth repeating ([Retryable]: transport errors
+// that can heal, and 408, 429, 502, 503, 504), unless [WithRetryIf] says
+// otherwise. A Retry-After header, in seconds or as an HTTP-date, is the
+// retry's hint: the retry waits that long instead of its backoff, cut to
+// resilience.WithMaxRetryAfter, and gives up at once, returning the last
+// response, when the wait would end past the request's deadline.
+//
+// Bodies: a request body is sent again through its GetBody, or read into
+// memory first when it has none ([WithBodyBuffer]). A response that is not
+// returned is read up to [WithDrainLimit] and closed, so its connection
+// serves the next request instead of a new one being opened.
+//
+// The response returned keeps its body readable after RoundTrip returns:
+// both deadlines hold until the body is read to the end or closed, and the
+// guards are told the outcome then, so a bulkhead counts requests whose
+// bodies are still being read.
+//
+// # Server
+//
+// [Handler] puts guards in front of a handler: a refused request gets 503
+// (or the status given with [RefusalStatus], such as 429 for a rate
+// limiter) and a Retry-After header from the refusal's retry hint. A panic
+// in the handler frees what the guards hold and goes on up to net/http.
+//
+// # Errors
+//
+// A timeout's error matches resilience.ErrTimeout and
+// context.DeadlineExceeded. Retries that run out on a status return the last
+// response, as net/http's Client does; with [WithStatusErrors] they return
+// an error matching resilience.ErrRetriesExhausted that holds a
+// *[StatusError] (method, URL, status). A guard's refusal keeps its own
+// sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull).
+//
+// # Testing
+//
+// [WithClock] takes the clock of package resilience (a *clock.Mock of
+// github.com/benbjohnson/clock in tests), for the timeouts, the reading of
+// Retry-After dates and the retry's waits.
+package resiliencehttp

@@ -1,0 +1,141 @@
+package resiliencehttp_test
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resiliencehttp"
+)
+
+func TestTransportBulkheadHoldsUntilBodyDone(t *testing.T) {
+	srv := newServer(t, statuses(200))
+	bh := resilience.NewBulkhead(1)
+	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithGuards(bh), resiliencehttp.WithRetry(resilience.WithAttempts(1)))
+
+	first, err := get(t, tr, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, 1, bh.InUse(), "the slot is held while the body is unread")
+	_, err = get(t, tr, srv.URL)
+	assert.ErrorIs(t, err, resilience.ErrBulkheadFull)
+	assert.Equal(t, int64(1), srv.requests.Load())
+
+	readAll(t, first)
+	assert.Equal(t, 0, bh.InUse(), "the slot is freed with the body")
+	resp, err := get(t, tr, srv.URL)
+	require.NoError(t, err)
+	readAll(t, resp)
+	assert.Equal(t, 0, bh.InUse())
+}
+
+func TestTransportGuardOutcomes(t *testing.T) {
+	tests := []struct {
+		name   string
+		codes  []int
+		status []int // the StatusError code each attempt's outcome carries, 0 for nil
+	}{
+		{"200", []int{200}, []int{0}},
+		{"503 503 200", []int{503, 503, 200}, []int{503, 503, 0}},
+		{"500 counts as a failure and is not retried", []int{500}, []int{500}},
+		{"404 is a success", []int{404}, []int{0}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, statuses(tc.codes...))
+			g := &recordGuard{}
+			tr := resiliencehttp.NewTransport(base(t), noWait, resiliencehttp.WithGuards(g))
+			resp, err := get(t, tr, srv.URL)
+			require.NoError(t, err)
+			readAll(t, resp)
+			told := g.told()
+			require.Len(t, told, len(tc.status))
+			for i, code := range tc.status {
+				if code == 0 {
+					assert.NoError(t, told[i], "attempt %d", i+1)
+					continue
+				}
+				var se *resiliencehttp.StatusError
+				require.ErrorAs(t, told[i], &se, "attempt %d", i+1)
+				assert.Equal(t, code, se.StatusCode)
+			}
+		})
+	}
+}
+
+func TestTransportHostGuards(t *testing.T) {
+	// Each host gets a breaker of its own, made on its first call: a host
+	// that fails is cut off, the others are not.
+	bad := newServer(t, statuses(500))
+	good := newServer(t, statuses(200))
+	var made atomic.Int32
+	tr := resiliencehttp.NewTransport(base(t),
+		resiliencehttp.WithRetry(resilience.WithAttempts(1)),
+		resiliencehttp.WithHostGuard(func(host string) resilience.Guard {
+			made.Add(1)
+			return resilience.NewBreaker(resilience.WithBreakerThreshold(1))
+		}))
+
+	resp, err := get(t, tr, bad.URL)
+	require.NoError(t, err)
+	assert.Equal(t, 500, resp.StatusCode)
+	readAll(t, resp)
+	_, err = get(t, tr, bad.URL)
+	assert.ErrorIs(t, err, resilience.ErrBreakerOpen)
+	_, hinted := resilience.RetryAfter(err)
+	assert.True(t, hinted, "the refusal keeps its retry hint")
+	assert.Equal(t, int64(1), bad.requests.Load())
+
+	resp, err = get(t, tr, good.URL)
+	require.NoError(t, err)
+	readAll(t, resp)
+	assert.Equal(t, int32(2), made.Load())
+}
+
+func TestTransportMaxHosts(t *testing.T) {
+	a, b := newServer(t, statuses(200)), newServer(t, statuses(200))
+	var made []string
+	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithMaxHosts(1),
+		resiliencehttp.WithHostGuard(func(host string) resilience.Guard {
+			made = append(made, host)
+			return &recordGuard{}
+		}))
+	for _, url := range []string{a.URL, a.URL, b.URL, a.URL} {
+		resp, err := get(t, tr, url)
+		require.NoError(t, err)
+		readAll(t, resp)
+	}
+	assert.Equal(t, []string{a.Listener.Addr().String(), b.Listener.Addr().String(), a.Listener.Addr().String()}, made)
+}
+
+func TestTransportRefusalsReleaseOuterGuards(t *testing.T) {
+	outer := &recordGuard{}
+	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithRetry(resilience.WithAttempts(1)),
+		resiliencehttp.WithGuards(outer, hintGuard(0)))
+	_, err := get(t, tr, "http://127.0.0.1:1/")
+	var refusal hintError
+	assert.ErrorAs(t, err, &refusal)
+	told := outer.told()
+	require.Len(t, told, 1)
+	assert.EqualError(t, told[0], "test: refused")
+}
+
+func TestTransportBreakerHintPastDeadline(t *testing.T) {
+	// An open breaker's hint (30s, cut to the retry's 10s) that would end
+	// past the request's deadline: the retry gives up at once.
+	br := resilience.NewBreaker()
+	br.Trip()
+	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithGuards(br), resiliencehttp.WithTimeout(0))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:1/", nil)
+	require.NoError(t, err)
+	_, err = tr.RoundTrip(req)
+	assert.ErrorIs(t, err, resilience.ErrBreakerOpen)
+	assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
+}

@@ -1,0 +1,183 @@
+package resiliencehttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+// Handler returns a handler that sheds load in front of next: each request
+// asks guards, in order, to admit it (a resilience.Bulkhead, a
+// resilience.Breaker, a rate limiter: any resilience.Guard), and a request
+// one of them refuses is answered at once, without calling next, with 503
+// Service Unavailable, or with the status [RefusalStatus] gave that guard.
+// When the refusal carries a retry hint (resilience.RetryHint: an open
+// breaker's time until half-open, a rate limiter's wait) the answer has a
+// Retry-After header of that many seconds, rounded up.
+//
+// Each guard that admitted a request is told its outcome when next
+// returns: nil, or a *[StatusError] for a 5xx answer. When next panics, the
+// guards receive a *resilience.PanicError (so a bulkhead slot or a
+// half-open probe is freed) and the panic goes on with its original value,
+// for net/http to recover and log (or, for http.ErrAbortHandler, to abort
+// the response quietly). When one guard refuses, those before it are told
+// the refusal, as in a composition of guarded policies.
+//
+// The guards are asked with the request's context, so a wait for a slot
+// ends when the client goes away. The writer next receives unwraps to the
+// server's (see http.ResponseController) and supports Flush and Hijack when
+// the server's does. Handler panics if next or a guard is nil.
+func Handler(next http.Handler, guards ...resilience.Guard) http.Handler {
+	if next == nil {
+		panic("resiliencehttp: Handler: next is nil")
+	}
+	for i, g := range guards {
+		if g == nil {
+			panic(fmt.Sprintf("resiliencehttp: Handler: guard %d is nil", i))
+		}
+	}
+	return &handler{next: next, guards: append([]resilience.Guard(nil), guards...)}
+}
+
+type handler struct {
+	next   http.Handler
+	guards []resilience.Guard
+}
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var buf [4]func(error)
+	dones := buf[:0]
+	for _, g := range h.guards {
+		done, err := g.Enter(r.Context())
+		if err != nil {
+			lease{dones: dones}.end(err)
+			refuse(w, err)
+			return
+		}
+		dones = append(dones, done)
+	}
+	if len(dones) == 0 {
+		h.next.ServeHTTP(w, r)
+		return
+	}
+	sw := &statusWriter{ResponseWriter: w}
+	finished := false
+	defer func() {
+		if finished {
+			return
+		}
+		v := recover()
+		pe := &resilience.PanicError{Value: v, Stack: debug.Stack()}
+		if v == nil {
+			pe.Value = errGoexit // recover returns nil only under runtime.Goexit
+		}
+		lease{dones: dones}.end(pe)
+		if v != nil {
+			panic(v)
+		}
+	}()
+	h.next.ServeHTTP(sw, r)
+	finished = true
+	var outcome error
+	if sw.status >= 500 {
+		outcome = &StatusError{Method: methodOf(r), URL: r.URL.Redacted(), StatusCode: sw.status}
+	}
+	lease{dones: dones}.end(outcome)
+}
+
+var errGoexit = errors.New("resiliencehttp: handler called runtime.Goexit")
+
+// refuse answers a request a guard refused.
+func refuse(w http.ResponseWriter, err error) {
+	status := http.StatusServiceUnavailable
+	var rs *refusal
+	if errors.As(err, &rs) {
+		status = rs.status
+	}
+	if d, ok := resilience.RetryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+	}
+	http.Error(w, http.StatusText(status), status)
+}
+
+// RefusalStatus returns g with its refusals answered by [Handler] with
+// status instead of 503: RefusalStatus(limiter, http.StatusTooManyRequests)
+// for a rate limiter whose refusals mean "this client asks too much". The
+// guard's refusal errors are wrapped, matching what they matched before;
+// admitted calls are g's own. It panics if g is nil or status is not a 4xx
+// or 5xx status.
+func RefusalStatus(g resilience.Guard, status int) resilience.Guard {
+	if g == nil {
+		panic("resiliencehttp: RefusalStatus: guard is nil")
+	}
+	if status < 400 || status > 599 {
+		panic(fmt.Sprintf("resiliencehttp: RefusalStatus: status must be a 4xx or 5xx status, got %d", status))
+	}
+	return &statusGuard{g: g, status: status}
+}
+
+type statusGuard struct {
+	g      resilience.Guard
+	status int
+}
+
+func (s *statusGuard) Enter(ctx context.Context) (func(error), error) {
+	done, err := s.g.Enter(ctx)
+	if err != nil {
+		return nil, &refusal{err: err, status: s.status}
+	}
+	return done, nil
+}
+
+// refusal is a guard's refusal with the status to answer it with.
+type refusal struct {
+	err    error
+	status int
+}
+
+func (e *refusal) Error() string { return e.err.Error() }
+func (e *refusal) Unwrap() error { return e.err }
+
+// statusWriter records the status next answers with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 && code >= 200 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap returns the server's writer, for http.ResponseController.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush sends what was written so far, if the server's writer can.
+func (w *statusWriter) Flush() {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+// Hijack hands the connection over, if the server's writer can.
+func (w *statusWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}

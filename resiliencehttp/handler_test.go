@@ -1,0 +1,182 @@
+package resiliencehttp_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resiliencehttp"
+)
+
+func TestHandlerRefusals(t *testing.T) {
+	full := resilience.NewBulkhead(1)
+	require.True(t, full.TryAcquire())
+	defer full.Release()
+	open := resilience.NewBreaker(resilience.WithClock(clock.NewMock()))
+	open.Trip()
+
+	tests := []struct {
+		name       string
+		guards     []resilience.Guard
+		want       int
+		retryAfter string
+	}{
+		{"admitted", []resilience.Guard{resilience.NewBulkhead(1)}, 200, ""},
+		{"no guard", nil, 200, ""},
+		{"bulkhead full", []resilience.Guard{full}, 503, ""},
+		// The breaker's hint is its 30s cool-down and a millisecond of
+		// margin: rounded up, so a client waiting that long finds it
+		// half-open.
+		{"breaker open", []resilience.Guard{open}, 503, "31"},
+		{"a hint rounded up", []resilience.Guard{hintGuard(1500 * time.Millisecond)}, 503, "2"},
+		{"a hint of zero is none", []resilience.Guard{hintGuard(0)}, 503, ""},
+		{"rate limited: 429", []resilience.Guard{resiliencehttp.RefusalStatus(hintGuard(time.Second), http.StatusTooManyRequests)}, 429, "1"},
+		{"a later guard refuses", []resilience.Guard{resilience.NewBulkhead(1), full}, 503, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var called atomic.Bool
+			srv := newServer(t, resiliencehttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				called.Store(true)
+				_, _ = io.WriteString(w, "served")
+			}), tc.guards...).ServeHTTP)
+			resp, err := http.Get(srv.URL)
+			require.NoError(t, err)
+			body := readAll(t, resp)
+			assert.Equal(t, tc.want, resp.StatusCode)
+			assert.Equal(t, tc.retryAfter, resp.Header.Get("Retry-After"))
+			assert.Equal(t, tc.want == 200, called.Load(), "next called")
+			if tc.want != 200 {
+				assert.Equal(t, http.StatusText(tc.want)+"\n", body)
+			}
+		})
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+func TestHandlerOutcomes(t *testing.T) {
+	tests := []struct {
+		name   string
+		next   http.HandlerFunc
+		status int // the StatusError code told to the guard, 0 for nil
+	}{
+		{"200", func(w http.ResponseWriter, r *http.Request) {}, 0},
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, 0},
+		{"500", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }, 500},
+		{"503 after a 100 Continue", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusContinue)
+			w.WriteHeader(503)
+		}, 503},
+		{"flushed 200", func(w http.ResponseWriter, r *http.Request) {
+			require.NoError(t, http.NewResponseController(w).Flush())
+			w.(http.Flusher).Flush()
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &recordGuard{}
+			rec := httptest.NewRecorder()
+			resiliencehttp.Handler(tc.next, g).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/x", nil))
+			told := g.told()
+			require.Len(t, told, 1)
+			if tc.status == 0 {
+				assert.NoError(t, told[0])
+				return
+			}
+			var se *resiliencehttp.StatusError
+			require.ErrorAs(t, told[0], &se)
+			assert.Equal(t, tc.status, se.StatusCode)
+			assert.Equal(t, "/x", se.URL)
+		})
+	}
+}
+
+func TestHandlerPanicFreesTheSlot(t *testing.T) {
+	tests := []struct {
+		name  string
+		value any
+	}{
+		{"a panic", "boom"},
+		{"an abort", http.ErrAbortHandler},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bh := resilience.NewBulkhead(1)
+			g := &recordGuard{}
+			var panicking atomic.Bool
+			panicking.Store(true)
+			srv := newServer(t, resiliencehttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if panicking.Load() {
+					panic(tc.value)
+				}
+			}), g, bh).ServeHTTP)
+			client := &http.Client{Transport: base(t)}
+			_, err := client.Get(srv.URL)
+			require.Error(t, err, "net/http drops the connection of a handler that panicked")
+			assert.Equal(t, 0, bh.InUse(), "the slot is free")
+			told := g.told()
+			require.Len(t, told, 1)
+			var pe *resilience.PanicError
+			require.ErrorAs(t, told[0], &pe)
+			assert.Equal(t, tc.value, pe.Value)
+
+			panicking.Store(false)
+			resp, err := client.Get(srv.URL)
+			require.NoError(t, err)
+			readAll(t, resp)
+			assert.Equal(t, 200, resp.StatusCode)
+		})
+	}
+}
+
+func TestHandlerGoexitFreesTheSlot(t *testing.T) {
+	bh := resilience.NewBulkhead(1)
+	g := &recordGuard{}
+	h := resiliencehttp.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { runtime.Goexit() }), g, bh)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	}()
+	<-done
+	assert.Equal(t, 0, bh.InUse())
+	told := g.told()
+	require.Len(t, told, 1)
+	var pe *resilience.PanicError
+	assert.ErrorAs(t, told[0], &pe)
+}
+
+func TestHandlerWaitEndsWithTheClient(t *testing.T) {
+	// A bulkhead wait is asked with the request's context: a client that
+	// goes away stops waiting.
+	bh := resilience.NewBulkhead(1, resilience.WithBulkheadWait(time.Hour))
+	require.True(t, bh.TryAcquire())
+	defer bh.Release()
+	h := resiliencehttp.Handler(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}), bh)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
+	assert.Equal(t, 503, rec.Code)
+}
+
+func TestRefusalStatusKeepsTheError(t *testing.T) {
+	bh := resilience.NewBulkhead(1)
+	require.True(t, bh.TryAcquire())
+	defer bh.Release()
+	_, err := resiliencehttp.RefusalStatus(bh, 429).Enter(context.Background())
+	assert.ErrorIs(t, err, resilience.ErrBulkheadFull)
+	assert.Equal(t, resilience.ErrBulkheadFull.Error(), err.Error())
+	assert.False(t, errors.Is(err, resilience.ErrBreakerOpen))
+}
