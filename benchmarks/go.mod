@@ -1,6 +1,6 @@
 module github.com/faf87a20/resilience/benchmarks
 
-go 1.25
+go 1.26.0
 
 replace github.com/faf87a20/resilience => ../
 
@@ -17,4 +17,6 @@ require (
 require (
 	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	go.uber.org/ratelimit v0.3.1 // indirect
+	golang.org/x/time v0.16.0 // indirect
 )
