@@ -182,6 +182,7 @@ func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimit
 // [Option] ([WithClock], [WithObserver], [WithName]) is one too.
 type RateLimitOption interface {
 	applyRateLimit(*rateLimitConfig)
+	KeyedRateLimitOption
 }
 
 type rateLimitConfig struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestRateLimiterAllocatesNothing(t *testing.T) {
@@ -54,5 +55,40 @@ func TestRateLimiterAllocatesNothing(t *testing.T) {
 				t.Errorf("%s allocates %v times per call, want 0", tc.name, allocs)
 			}
 		})
+	}
+}
+
+// setClock is a clock that reads what it was set to.
+type setClock struct{ t time.Time }
+
+func (c *setClock) Now() time.Time { return c.t }
+func (c *setClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(parent, d)
+}
+
+func TestKeyedRateLimiterForgottenKeyGetsNothingFromAClockGoingBack(t *testing.T) {
+	clk := &setClock{t: time.Unix(0, 0)}
+	l := NewKeyedRateLimiter[string](1, 1, WithClock(clk))
+	clk.t = clk.t.Add(10 * time.Second)
+	if !l.Allow("alice") {
+		t.Fatal("Allow(alice) = false on a full bucket")
+	}
+	clk.t = clk.t.Add(2 * time.Second) // alice's bucket is full again: she is forgotten
+	now := l.nowNs(&l.common)
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		l.sweep(s, now)
+		s.mu.Unlock()
+	}
+	if n := l.Len(); n != 0 {
+		t.Fatalf("Len() = %d after the sweep, want 0", n)
+	}
+	clk.t = clk.t.Add(-1500 * time.Millisecond) // back to half a second after her call
+	if l.Allow("alice") {
+		t.Error("Allow(alice) = true: forgetting her in the future gave her a token she had not earned")
+	}
+	if tokens := l.Tokens("alice"); tokens > 0 {
+		t.Errorf("Tokens(alice) = %v, want none", tokens)
 	}
 }

@@ -160,6 +160,9 @@ func (l *KeyedRateLimiter[K]) AllowN(key K, n int) bool {
 		return false
 	}
 	if _, wait, why, ok := l.book(key, l.nowNs(&l.common), n, 0); !ok {
+		if why == rateLimitRefused {
+			why = l.reason(wait, n, 0)
+		}
 		l.refusedEvent(why, wait)
 		return false
 	}
@@ -184,8 +187,9 @@ func (l *KeyedRateLimiter[K]) shard(key K) *keyedShard[K] {
 
 // book takes n tokens from key's bucket at t if they are there within
 // maxWait, and returns the bucket's new tat and the wait. When it takes
-// nothing, ok is false and why says why; wait is then the time until the
-// tokens, or until a key can be dropped from a full table.
+// nothing, ok is false, and wait is the time until the tokens are there;
+// or why is rateLimitKeys, and wait the time until a key can be dropped
+// from the full table.
 func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, wait int64, why rateLimitReason, ok bool) {
 	s := l.shard(key)
 	s.mu.Lock()
@@ -197,7 +201,7 @@ func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, 
 	}
 	next, wait, ok = l.take(tat, t, int64(n)*l.interval, maxWait)
 	if !ok || (l.frozen && wait > 0) {
-		return 0, wait, l.reason(wait, n, time.Duration(maxWait)), false
+		return 0, wait, rateLimitRefused, false // the caller tells why
 	}
 	if next == tat {
 		return next, wait, 0, true // nothing taken
@@ -323,6 +327,9 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 	}
 	next, wait, why, ok := l.book(key, l.nowNs(&l.common), n, budget)
 	if !ok {
+		if why == rateLimitRefused {
+			why = l.reason(wait, n, limit)
+		}
 		return l.observeRefusal(ctx, l.refusalFor(why, wait, n))
 	}
 	if wait <= 0 {
@@ -365,6 +372,9 @@ func (g *keyedGuard[K]) enter(ctx context.Context) (uint64, error) {
 	}
 	key := g.key(ctx)
 	if _, wait, why, ok := l.book(key, l.nowNs(&l.common), 1, 0); !ok {
+		if why == rateLimitRefused {
+			why = l.reason(wait, 1, 0)
+		}
 		if l.wait == 0 || why != rateLimitRefused {
 			return 0, l.observeRefusal(ctx, l.refusalFor(why, wait, 1))
 		}
