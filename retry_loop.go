@@ -40,10 +40,8 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error
 		start = r.now()
 	}
 	v, err := next(ctx, fn)
-	if err == nil && r.retryResult == nil {
-		if r.budget != nil {
-			r.budget.succeeded()
-		}
+	if r.plainSuccess(err) {
+		r.succeeded()
 		if r.outcomes {
 			r.callEnded(ctx, start, 1, nil)
 		}
@@ -72,21 +70,33 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 			return v, r.giveUp(ctx, attempt, err, reason), attempt
 		}
 		r.announce(ctx, attempt, err, wait)
-		if wait > 0 && !r.sleep(ctx, wait) {
+		if !r.pause(ctx, wait) {
 			return v, r.giveUp(ctx, attempt, err, ctx.Err()), attempt
 		}
 		prev = wait
-		if err == nil && r.discard != nil {
-			r.drop(ctx, attempt, v) // a result WithRetryIfResult rejected
-		}
+		r.drop(ctx, attempt, v, err)
 		v, err = next(ctx, fn)
-		if err == nil && r.retryResult == nil {
-			if r.budget != nil {
-				r.budget.succeeded()
-			}
+		if r.plainSuccess(err) {
+			r.succeeded()
 			return v, nil, attempt + 1
 		}
 	}
+}
+
+// plainSuccess reports whether an attempt's outcome is a success with no
+// need to look at its result.
+func (r *retry[T]) plainSuccess(err error) bool { return err == nil && r.retryResult == nil }
+
+// succeeded records a success with the budget.
+func (r *retry[T]) succeeded() {
+	if r.budget != nil {
+		r.budget.succeeded()
+	}
+}
+
+// pause sleeps wait, and reports false if the caller's context ended first.
+func (r *retry[T]) pause(ctx context.Context, wait time.Duration) bool {
+	return wait == 0 || r.sleep(ctx, wait)
 }
 
 // classify decides about one attempt's outcome.
@@ -97,36 +107,44 @@ func (r *retry[T]) classify(ctx context.Context, v T, err error) Verdict {
 		}
 		return VerdictSucceed
 	}
-	if asPermanent(err) != nil || ctx.Err() != nil {
+	if asPermanent(err) != nil || ctx.Err() != nil || matchesAny(err, r.abortOn) {
 		return VerdictFail
 	}
-	for _, e := range r.abortOn {
-		if errors.Is(err, e) {
-			return VerdictFail
-		}
-	}
-	if r.retryOnSet {
-		for _, e := range r.retryOn {
-			if errors.Is(err, e) {
-				return VerdictRetry
-			}
-		}
-		return VerdictFail
-	}
-	if r.retryIf != nil {
-		if r.retryIf(err) {
-			return VerdictRetry
-		}
-		return VerdictFail
-	}
-	if r.classifier != nil {
-		if v := r.classifier(err); validVerdict(v) {
-			return v
-		} else {
+	return r.classifyError(err)
+}
+
+// classifyError asks the options that decide which errors to retry.
+func (c *retryConfig) classifyError(err error) Verdict {
+	switch {
+	case c.retryOnSet:
+		return retryWhen(matchesAny(err, c.retryOn))
+	case c.retryIf != nil:
+		return retryWhen(c.retryIf(err))
+	case c.classifier != nil:
+		v := c.classifier(err)
+		if !validVerdict(v) {
 			panic(badVerdict(v))
 		}
+		return v
 	}
 	return VerdictRetry
+}
+
+func retryWhen(retry bool) Verdict {
+	if retry {
+		return VerdictRetry
+	}
+	return VerdictFail
+}
+
+// matchesAny reports whether err matches one of errs, as errors.Is sees it.
+func matchesAny(err error, errs []error) bool {
+	for _, e := range errs {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func badVerdict(v Verdict) string {
@@ -137,9 +155,7 @@ func badVerdict(v Verdict) string {
 // error: the attempt's own, without a Permanent mark.
 func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict Verdict) error {
 	if verdict == VerdictSucceed {
-		if r.budget != nil {
-			r.budget.succeeded()
-		}
+		r.succeeded()
 	} else if err != nil {
 		r.attemptFailed(ctx, attempt, err, false)
 	}
@@ -174,10 +190,7 @@ func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration
 	if !ok {
 		return 0, ErrRetriesExhausted
 	}
-	wait = max(wait, 0) // a backoff of the user's that went below 0
-	if hint, ok := retryAfter(err); ok && hint > 0 && r.maxRetryAfter > 0 {
-		wait = min(hint, r.maxRetryAfter)
-	}
+	wait = r.hinted(err, wait)
 	if !r.fits(ctx, start, wait) {
 		return 0, ErrRetriesExhausted
 	}
@@ -185,6 +198,16 @@ func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration
 		return 0, ErrRetryBudgetExhausted
 	}
 	return wait, nil
+}
+
+// hinted returns the wait err's retry hint asks for, cut to
+// WithMaxRetryAfter, or else the backoff's wait (0 if a backoff of the
+// user's went below 0).
+func (r *retry[T]) hinted(err error, wait time.Duration) time.Duration {
+	if hint, ok := retryAfter(err); ok && hint > 0 && r.maxRetryAfter > 0 {
+		return min(hint, r.maxRetryAfter)
+	}
+	return max(wait, 0)
 }
 
 // fits reports whether a wait ends within the time limit and before the
@@ -212,8 +235,12 @@ func (r *retry[T]) announce(ctx context.Context, attempt int, err error, wait ti
 	}
 }
 
-// drop hands a rejected result to the discard hook.
-func (r *retry[T]) drop(ctx context.Context, attempt int, v T) {
+// drop hands a result WithRetryIfResult rejected to the discard hook, if
+// there is one, before the next attempt.
+func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) {
+	if err != nil || r.discard == nil {
+		return
+	}
 	if r.observer != nil {
 		r.observe(ctx, Event{Kind: EventDiscarded, Component: componentRetry, Attempt: attempt})
 	}
