@@ -15,10 +15,11 @@
 // A [Policy] wraps a call: [Timeout] bounds how long it may take, [Retry]
 // repeats it when it fails, waiting as a [Backoff] says (constant, linear,
 // exponential, Fibonacci, jittered in every known way, or a preset that
-// reproduces Kubernetes, gRPC, Celery and others) and drawing on a shared
-// [RetryBudget]. [Hedge] starts further attempts when one is slow and
-// takes the first answer; [Fallback] answers for a call that failed. A
-// [Guard] is a gate shared by calls of every result type —
+// reproduces Kubernetes, gRPC, Celery and others) under a retry throttle
+// of its own or a shared [RetryBudget]. [Hedge] starts further attempts
+// when one is slow and takes the first answer; [Fallback] answers for a
+// call that failed. A [Guard] is a gate shared by calls of every result
+// type —
 // a [Breaker] ([NewBreaker]) or a [Bulkhead] ([NewBulkhead]) — made into a
 // policy for one result type by [Guarded]. A [PolicyFunc] turns a function
 // of your own into a policy.

@@ -106,3 +106,64 @@ func ExampleNewRetryBudget() {
 	fmt.Println(calls <= 100+10+1)
 	// Output: true
 }
+
+func ExampleRetry_throttle() {
+	// A service that is down. The policy is built once, so its throttle
+	// sees every call: after about five failures it stops retrying.
+	policy := resilience.Retry[string](resilience.WithBackoff(resilience.Constant(0)))
+	calls := 0
+	down := func(context.Context) (string, error) { calls++; return "", errors.New("down") }
+	for i := 1; i <= 4; i++ {
+		before := calls
+		_, err := resilience.Do(context.Background(), policy, down)
+		fmt.Printf("request %d: %d attempts, throttled: %v\n", i, calls-before, errors.Is(err, resilience.ErrRetryBudgetExhausted))
+	}
+	// Output:
+	// request 1: 3 attempts, throttled: false
+	// request 2: 2 attempts, throttled: true
+	// request 3: 1 attempts, throttled: true
+	// request 4: 1 attempts, throttled: true
+}
+
+func ExampleNewRetryThrottle() {
+	// One throttle for every policy that calls the same service, whatever
+	// their result types: 10 tokens, half a token back per success.
+	throttle := resilience.NewRetryThrottle(10, 0.5)
+	names := resilience.Retry[string](resilience.WithBudget(throttle), resilience.WithBackoff(resilience.Constant(0)))
+	counts := resilience.Retry[int](resilience.WithBudget(throttle), resilience.WithBackoff(resilience.Constant(0)))
+	ctx := context.Background()
+	fmt.Println("retries left:", throttle.Available())
+
+	_, _ = resilience.Do(ctx, names, func(context.Context) (string, error) { return "", errors.New("down") })
+	fmt.Println("after three failures:", throttle.Available())
+
+	_, err := resilience.Do(ctx, counts, func(context.Context) (int, error) { return 0, errors.New("down") })
+	fmt.Println("throttled:", errors.Is(err, resilience.ErrRetryBudgetExhausted))
+
+	for range 10 {
+		_, _ = resilience.Do(ctx, counts, func(context.Context) (int, error) { return 1, nil })
+	}
+	fmt.Println("after ten successes:", throttle.Available())
+	// Output:
+	// retries left: 4
+	// after three failures: 1
+	// throttled: true
+	// after ten successes: 4
+}
+
+func ExampleWithoutBudget() {
+	// Polling a job that is known to be slow, not overloaded: no throttle.
+	polls := 0
+	status := func(context.Context) (string, error) {
+		polls++
+		if polls < 8 {
+			return "", errors.New("not ready")
+		}
+		return "done", nil
+	}
+	policy := resilience.Retry[string](resilience.WithAttempts(10), resilience.WithoutBudget(),
+		resilience.WithBackoff(resilience.Constant(time.Millisecond)))
+	v, err := resilience.Do(context.Background(), policy, status)
+	fmt.Println(v, polls, err)
+	// Output: done 8 <nil>
+}

@@ -185,7 +185,7 @@ func (h *hedge[T]) currentDelay() time.Duration {
 }
 
 func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
-	h.budget.deposit()
+	h.budget.called()
 	delay := h.currentDelay()
 	actx, cancel := context.WithCancel(ctx)
 	r := h.getRun()

@@ -36,7 +36,7 @@ func (s *hedgeState[T]) launch(detached bool) {
 		s.mu.Unlock()
 		return
 	}
-	if !h.budget.withdraw() {
+	if !h.budget.take() && !h.budget.takeFloor() {
 		s.mu.Unlock()
 		if h.observer != nil {
 			h.emit(s.ctx, Event{Kind: EventRefused, Component: "hedge", Attempt: s.started + 1, Err: ErrRetryBudgetExhausted}, detached)

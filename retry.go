@@ -1,10 +1,9 @@
 package resilience
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -16,7 +15,16 @@ import (
 // Defaults: 3 attempts in all (the first included); full-jitter exponential
 // waits from 100ms, doubling, capped at 10s; every error is retried except
 // when the caller's own context has ended; a RetryAfter hint up to 10s is
-// honoured. Options change each of these.
+// honoured; and retries are throttled as gRPC throttles them (see
+// [NewRetryThrottle]): the policy keeps 10 tokens, each failed attempt
+// takes one, each success gives back 0.2, and retries are made only while
+// more than 5 remain. A failing service thus sees the retries of about
+// five failures, then only first attempts until it answers again. The
+// throttle belongs to the policy value and is shared by every call through
+// it: build a Retry once and reuse it (a Retry built per call starts with a
+// full throttle every time, and throttles nothing). [WithBudget] shares one
+// budget or throttle among policies instead; [WithoutBudget] turns it off.
+// Options change each of these.
 //
 // When the attempts run out, the error is a *[RetryError] that matches both
 // [ErrRetriesExhausted] and the last attempt's error. When the caller's
@@ -24,17 +32,31 @@ import (
 // last attempt's error, not ErrRetriesExhausted. An error classified as
 // [VerdictFail] or [VerdictSucceed] is returned as it is.
 //
+// With [WithObserver], the policy reports each failed attempt
+// ([EventAttemptFailed]), each retry before its wait ([EventRetry]), the
+// reason it gave up ([EventGiveUp]), each result handed to [WithDiscard]
+// ([EventDiscarded]) and, for an [OutcomeObserver] that asks, every call's
+// end ([EventCallEnded]); its throttle reports the retries it refuses
+// ([EventRefused], component "throttle").
+//
 // A call that succeeds at once costs a few nanoseconds and allocates
-// nothing. Retry panics if an option is invalid.
+// nothing; so does a call that fails and is retried until it succeeds.
+// Retry panics if an option is invalid; Execute panics if fn is nil.
 func Retry[T any](opts ...RetryOption) Policy[T] {
-	cfg := retryConfig{attempts: 3, backoff: defaultRetryBackoff, maxRetryAfter: 10 * time.Second}
+	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: Retry: option is nil")
+		if isNil(o) {
+			panic("resilience: Retry: option is " + nilName(o))
 		}
 		o.applyRetry(&cfg)
 	}
-	p := &retry[T]{retryConfig: cfg, last: last[T]()}
+	if cfg.backoff == nil {
+		cfg.backoff = defaultRetryBackoff()
+	}
+	if !cfg.budgetSet {
+		cfg.budget = newThrottle(defaultThrottleTokens, defaultThrottleRatio, cfg.common)
+	}
+	p := &retry[T]{retryConfig: cfg, clocked: cfg.maxElapsed > 0 || cfg.outcomes, last: last[T]()}
 	if cfg.resultPred != nil {
 		pred, ok := cfg.resultPred.(func(T) bool)
 		if !ok {
@@ -47,8 +69,21 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 	return p
 }
 
-// defaultRetryBackoff is Retry's backoff unless WithBackoff says otherwise.
-var defaultRetryBackoff = FullJitter(Cap(Exponential(100*time.Millisecond, 2), 10*time.Second))
+// defaultBackoff is Retry's backoff unless WithBackoff says otherwise. It is
+// built by the first Retry that needs it, so that importing the package
+// costs nothing at start-up; it holds no state, and its jitter draws from
+// math/rand/v2, safe for concurrent use.
+var defaultBackoff struct {
+	once sync.Once
+	b    Backoff
+}
+
+func defaultRetryBackoff() Backoff {
+	defaultBackoff.once.Do(func() {
+		defaultBackoff.b = FullJitter(Cap(Exponential(100*time.Millisecond, 2), 10*time.Second))
+	})
+	return defaultBackoff.b
+}
 
 // Verdict is what a classifier decides about an attempt's outcome, in the
 // terms of go-resiliency's retrier.
@@ -62,6 +97,9 @@ const (
 	// VerdictRetry makes another attempt, if attempts, time and budget allow.
 	VerdictRetry
 )
+
+// validVerdict reports whether v is one of the three verdicts.
+func validVerdict(v Verdict) bool { return v >= VerdictSucceed && v <= VerdictRetry }
 
 // String returns the verdict's name.
 func (v Verdict) String() string {
@@ -88,7 +126,8 @@ type retryConfig struct {
 	maxElapsed    time.Duration // 0: no limit
 	maxRetryAfter time.Duration
 	onRetry       func(attempt int, err error, wait time.Duration)
-	budget        *RetryBudget
+	budget        *RetryBudget // nil: none
+	budgetSet     bool         // WithBudget or WithoutBudget was given
 	lastErrOnEnd  bool
 	discard       any // func(T), checked by Retry[T]
 	common
@@ -96,6 +135,7 @@ type retryConfig struct {
 	// Classification, in the order it is consulted.
 	abortOn    []error
 	retryOn    []error
+	retryOnSet bool // WithRetryOn was given, perhaps with no error
 	retryIf    func(error) bool
 	classifier func(error) Verdict
 	resultPred any // func(T) bool, checked by Retry[T]
@@ -123,15 +163,16 @@ func WithAttempts(n int) RetryOption {
 // default is full jitter over waits from 100ms, doubling, capped at 10s.
 // It panics if b is nil.
 func WithBackoff(b Backoff) RetryOption {
-	if b == nil {
-		panic("resilience: WithBackoff: backoff is nil")
+	if isNil(b) {
+		panic("resilience: WithBackoff: backoff is " + nilName(b))
 	}
 	return retryOptionFunc(func(c *retryConfig) { c.backoff = b })
 }
 
 // WithMaxElapsed bounds the time from the first attempt to the start of the
 // last: a retry whose wait would end past d is not made, so the policy never
-// sleeps past it. The default, 0, is no bound. It panics if d is negative.
+// sleeps past it, however long the wait a backoff or a hint asks for. The
+// default, 0, is no bound. It panics if d is negative.
 func WithMaxElapsed(d time.Duration) RetryOption {
 	checkDuration("WithMaxElapsed", "d", d)
 	return retryOptionFunc(func(c *retryConfig) { c.maxElapsed = d })
@@ -147,22 +188,14 @@ func WithMaxRetryAfter(d time.Duration) RetryOption {
 }
 
 // WithOnRetry sets a hook called before each wait with the attempt that
-// just failed (from 1), its error and the wait to come. It is never called
-// after the last attempt. It panics if f is nil.
+// just failed (from 1), its error and the wait to come, in the caller's
+// goroutine: a shorthand for an [Observer] that handles [EventRetry]. It is
+// never called after the last attempt. It panics if f is nil.
 func WithOnRetry(f func(attempt int, err error, wait time.Duration)) RetryOption {
 	if f == nil {
 		panic("resilience: WithOnRetry: hook is nil")
 	}
 	return retryOptionFunc(func(c *retryConfig) { c.onRetry = f })
-}
-
-// WithBudget makes retries draw on a [RetryBudget] shared with other
-// policies; a retry the budget refuses is not made. It panics if b is nil.
-func WithBudget(b *RetryBudget) RetryOption {
-	if b == nil {
-		panic("resilience: WithBudget: budget is nil")
-	}
-	return retryOptionFunc(func(c *retryConfig) { c.budget = b })
 }
 
 // WithLastErrorOnCancel makes a retry whose context ends during a wait
@@ -174,7 +207,8 @@ func WithLastErrorOnCancel() RetryOption {
 }
 
 // WithAbortOn lists errors never to retry (matched with errors.Is): a
-// blacklist. It panics if an error is nil.
+// blacklist. With no errors it changes nothing; lists given more than once
+// add up. It panics if an error is nil or a nil pointer.
 func WithAbortOn(errs ...error) RetryOption {
 	checkErrs("WithAbortOn", errs)
 	errs = append([]error(nil), errs...)
@@ -182,18 +216,21 @@ func WithAbortOn(errs ...error) RetryOption {
 }
 
 // WithRetryOn lists the only errors to retry (matched with errors.Is): a
-// whitelist; any other error is returned at once. It panics if an error is
-// nil.
+// whitelist; any other error is returned at once. With no errors it
+// retries nothing, as go-resiliency's empty whitelist. Lists given more
+// than once add up. It panics if an error is nil or a nil pointer.
 func WithRetryOn(errs ...error) RetryOption {
 	checkErrs("WithRetryOn", errs)
 	errs = append([]error(nil), errs...)
-	return retryOptionFunc(func(c *retryConfig) { c.retryOn = append(c.retryOn, errs...) })
+	return retryOptionFunc(func(c *retryConfig) {
+		c.retryOn, c.retryOnSet = append(c.retryOn, errs...), true
+	})
 }
 
 func checkErrs(fn string, errs []error) {
 	for i, e := range errs {
-		if e == nil {
-			panic(fmt.Sprintf("resilience: %s: error %d is nil", fn, i))
+		if isNil(e) {
+			panic(fmt.Sprintf("resilience: %s: error %d is %s", fn, i, nilName(e)))
 		}
 	}
 }
@@ -207,8 +244,10 @@ func WithRetryIf(f func(err error) bool) RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.retryIf = f })
 }
 
-// WithClassifier decides about every error with f, in the seeds' terms. It
-// panics if f is nil.
+// WithClassifier decides about every error with f, in the seeds' terms.
+// It panics if f is nil. A call whose classifier returns a value other
+// than [VerdictSucceed], [VerdictFail] or [VerdictRetry] panics, naming the
+// value: a bug in the classifier is not silently read as one of them.
 func WithClassifier(f func(err error) Verdict) RetryOption {
 	if f == nil {
 		panic("resilience: WithClassifier: classifier is nil")
@@ -277,176 +316,4 @@ func (e *RetryError) Unwrap() []error {
 		return []error{e.Reason}
 	}
 	return []error{e.Reason, e.Last}
-}
-
-type retry[T any] struct {
-	retryConfig
-	retryResult func(T) bool
-	discard     func(T)
-	last        chain[T] // fn alone, for Execute
-}
-
-func (r *retry[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
-	return r.run(ctx, r.last, fn)
-}
-
-func (r *retry[T]) link(next chain[T]) chain[T] {
-	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn) }
-}
-
-func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
-	if r.budget != nil {
-		r.budget.deposit()
-	}
-	var start time.Time
-	if r.maxElapsed > 0 {
-		start = r.now()
-	}
-	v, err := next(ctx, fn)
-	if err == nil && r.retryResult == nil {
-		return v, nil
-	}
-	return r.again(ctx, next, fn, start, v, err)
-}
-
-// again goes on after a first attempt that did not plainly succeed.
-func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, error) {
-	var prev time.Duration
-	for attempt := 1; ; attempt++ {
-		switch r.classify(ctx, v, err) {
-		case VerdictSucceed, VerdictFail:
-			if perm := asPermanent(err); perm != nil {
-				err = perm.err
-			}
-			return v, err
-		}
-		if r.attempts > 0 && attempt >= r.attempts {
-			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
-		}
-		if ctx.Err() != nil {
-			return v, r.ended(ctx, attempt, err)
-		}
-		wait, ok := r.backoff.Delay(attempt, prev)
-		if !ok {
-			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
-		}
-		if hint, ok := retryAfter(err); ok && hint > 0 && r.maxRetryAfter > 0 {
-			wait = min(hint, r.maxRetryAfter)
-		}
-		if r.maxElapsed > 0 && r.now().Sub(start)+wait > r.maxElapsed {
-			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
-		}
-		if deadline, ok := ctx.Deadline(); ok && wait > 0 && r.since(deadline) > -wait {
-			// The wait would end past the caller's deadline: give up now
-			// rather than sleep into it.
-			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetriesExhausted}
-		}
-		if r.budget != nil && !r.budget.withdraw() {
-			return v, &RetryError{Attempts: attempt, Last: err, Reason: ErrRetryBudgetExhausted}
-		}
-		if r.onRetry != nil {
-			r.onRetry(attempt, err, wait)
-		}
-		if wait > 0 && !r.sleep(ctx, wait) {
-			return v, r.ended(ctx, attempt, err)
-		}
-		prev = wait
-		if err == nil && r.discard != nil {
-			r.discard(v) // a result WithRetryIfResult rejected
-		}
-		v, err = next(ctx, fn)
-		if err == nil && r.retryResult == nil {
-			return v, nil
-		}
-	}
-}
-
-// classify decides about one attempt's outcome.
-func (r *retry[T]) classify(ctx context.Context, v T, err error) Verdict {
-	if err == nil {
-		if r.retryResult != nil && r.retryResult(v) {
-			return VerdictRetry
-		}
-		return VerdictSucceed
-	}
-	if asPermanent(err) != nil || ctx.Err() != nil {
-		return VerdictFail
-	}
-	for _, e := range r.abortOn {
-		if errors.Is(err, e) {
-			return VerdictFail
-		}
-	}
-	if r.retryOn != nil {
-		for _, e := range r.retryOn {
-			if errors.Is(err, e) {
-				return VerdictRetry
-			}
-		}
-		return VerdictFail
-	}
-	if r.retryIf != nil {
-		if r.retryIf(err) {
-			return VerdictRetry
-		}
-		return VerdictFail
-	}
-	if r.classifier != nil {
-		return r.classifier(err)
-	}
-	return VerdictRetry
-}
-
-// ended is the error when the caller's context ends between attempts.
-func (r *retry[T]) ended(ctx context.Context, attempt int, last error) error {
-	if r.lastErrOnEnd && last != nil {
-		return last
-	}
-	return &RetryError{Attempts: attempt, Last: last, Reason: ctx.Err()}
-}
-
-// retryAfter finds a RetryAfter() hint in err's chain.
-func retryAfter(err error) (time.Duration, bool) {
-	var d time.Duration
-	found := inChain(err, func(e error) bool {
-		h, ok := e.(RetryHint)
-		if ok {
-			d = h.RetryAfter()
-		}
-		return ok
-	})
-	return d, found
-}
-
-// asPermanent finds a Permanent mark in err's chain.
-func asPermanent(err error) (perm *permanentError) {
-	inChain(err, func(e error) bool {
-		perm, _ = e.(*permanentError)
-		return perm != nil
-	})
-	return perm
-}
-
-// inChain reports whether match holds for err or an error it wraps, as
-// errors.As would look, without the allocation errors.As costs.
-func inChain(err error, match func(error) bool) bool {
-	for err != nil {
-		if match(err) {
-			return true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if inChain(e, match) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
 }

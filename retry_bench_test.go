@@ -22,30 +22,45 @@ func failTwice() resilience.Func[int] {
 	}
 }
 
+// countEvents is the cheapest useful observer: it counts events by kind.
+type countEvents struct {
+	n        [32]int
+	outcomes bool
+}
+
+func (c *countEvents) Observe(_ context.Context, e resilience.Event) { c.n[e.Kind]++ }
+func (c *countEvents) ObserveOutcomes() bool                         { return c.outcomes }
+
 func BenchmarkRetry(b *testing.B) {
 	ctx := context.Background()
-	b.Run("success", func(b *testing.B) {
-		p := resilience.Retry[int]()
-		b.ReportAllocs()
-		for b.Loop() {
-			_, _ = p.Execute(ctx, okFunc)
-		}
-	})
-	b.Run("fail-fail-succeed", func(b *testing.B) {
-		p := resilience.Retry[int](resilience.WithBackoff(resilience.Constant(0)))
-		fn := failTwice()
-		b.ReportAllocs()
-		for b.Loop() {
-			_, _ = p.Execute(ctx, fn)
-		}
-	})
-	b.Run("success-with-budget", func(b *testing.B) {
-		p := resilience.Retry[int](resilience.WithBudget(resilience.NewRetryBudget(0.1, 10)))
-		b.ReportAllocs()
-		for b.Loop() {
-			_, _ = p.Execute(ctx, okFunc)
-		}
-	})
+	zeroWait := resilience.WithBackoff(resilience.Constant(0))
+	cases := []struct {
+		name string
+		opts []resilience.RetryOption
+		fn   func() resilience.Func[int]
+	}{
+		{"success", nil, func() resilience.Func[int] { return okFunc }},
+		{"success-observed", []resilience.RetryOption{resilience.WithObserver(&countEvents{})}, func() resilience.Func[int] { return okFunc }},
+		{"success-outcomes", []resilience.RetryOption{resilience.WithObserver(&countEvents{outcomes: true})}, func() resilience.Func[int] { return okFunc }},
+		{"success-with-budget", []resilience.RetryOption{resilience.WithBudget(resilience.NewRetryBudget(0.1, 10))}, func() resilience.Func[int] { return okFunc }},
+		{"success-no-throttle", []resilience.RetryOption{resilience.WithoutBudget()}, func() resilience.Func[int] { return okFunc }},
+		// Two failures in three attempts would empty a throttle: these
+		// measure the retry loop itself.
+		{"fail-fail-succeed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget()}, failTwice},
+		{"fail-fail-succeed-observed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&countEvents{})}, failTwice},
+		{"fail-fail-succeed-outcomes", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&countEvents{outcomes: true})}, failTwice},
+		{"fail-fail-succeed-budget", []resilience.RetryOption{zeroWait, resilience.WithBudget(resilience.NewRetryBudget(2, 0))}, failTwice},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			p := resilience.Retry[int](c.opts...)
+			fn := c.fn()
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = p.Execute(ctx, fn)
+			}
+		})
+	}
 	b.Run("success-parallel", func(b *testing.B) {
 		p := resilience.Retry[int]()
 		b.ReportAllocs()

@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -9,22 +10,37 @@ import (
 )
 
 // RetryBudget bounds the retries of many calls together, so that an outage
-// is not multiplied by every caller's retries: the retry storm. In the
-// manner of Finagle's RetryBudget and gRPC's retry throttling, each call
-// deposits ratio of a retry, each retry withdraws a whole one, and a floor
-// of minPerSecond retries a second is always allowed so that rare calls
-// can still retry. With ratio 0.1, retries add at most 10% to the calls
-// made, plus the floor.
+// is not multiplied by every caller's retries: the retry storm. It comes in
+// two forms, made by two constructors and used the same way:
 //
-// Deposits accumulate up to a capacity (by default 100 retries,
-// [WithBudgetCapacity]), so that a long quiet period cannot fund a burst.
-// One budget is shared by any number of [Retry] policies of any result
-// type ([WithBudget]); it is safe for concurrent use, and a deposit is one
-// atomic operation.
+//   - [NewRetryThrottle], gRPC's retry throttling: a bucket of tokens that
+//     every failed attempt drains by one and every success refills by a
+//     fraction; retries are made only while more than half the tokens
+//     remain. A healthy service keeps it full; a failing one empties it
+//     within a few calls, and retries stop until successes refill it. A
+//     [Retry] given no budget keeps a throttle of its own (10 tokens, 0.2
+//     a success).
+//   - [NewRetryBudget], Finagle's retry budget: every call deposits a
+//     fraction of a retry and every retry withdraws a whole one, with a
+//     floor of retries a second always allowed. It bounds retries to a
+//     share of the calls, whatever their outcome.
+//
+// Give one to any number of [Retry] policies of any result type with
+// [WithBudget]; it is safe for concurrent use, and what a call costs it is
+// one or two atomic operations. The zero RetryBudget is not usable: make one
+// with a constructor.
 type RetryBudget struct {
-	perCall  int64 // milli-retries deposited by each call
-	capacity int64 // milli-retries at most
-	balance  atomic.Int64
+	// The balance in millionths of a thousandth of a retry (see unit):
+	// integers, so that deposits add exactly and concurrently.
+	balance atomic.Int64
+
+	perCall    int64 // deposited when a call begins (budget)
+	perSuccess int64 // deposited when an attempt succeeds (throttle)
+	perFailure int64 // withdrawn when an attempt fails and is to be retried (throttle)
+	perRetry   int64 // withdrawn by each retry (budget)
+	keep       int64 // a retry is made only if it leaves at least this much
+	capacity   int64 // the balance at most
+	kind       string
 
 	minPerSecond float64
 	common
@@ -33,86 +49,247 @@ type RetryBudget struct {
 	refilled time.Time
 }
 
+// budgetUnit is a retry, or a token, in the balance's units: ratios are
+// held to nine decimal places, and the largest capacity, with the largest
+// deposit on top, still fits in an int64.
+const (
+	budgetUnit     = 1_000_000_000
+	maxBudgetSize  = 1_000_000_000 // retries or tokens
+	maxBudgetRatio = 1000
+	minBudgetRatio = 0.000001 // below, rounding to nine places would cost more than 0.05%
+)
+
+// Components named in the events of a budget.
+const (
+	componentBudget   = "budget"
+	componentThrottle = "throttle"
+)
+
 // NewRetryBudget returns a budget that lets retries add ratio of the calls
-// (0.1: 10%), with at least minPerSecond retries a second. It panics if
-// ratio is not in [0, 1000] or minPerSecond is negative.
+// (0.1: 10%), with at least minPerSecond retries a second so that rare
+// calls can still retry. Deposits are saved up to a capacity (100 retries
+// by default, [WithBudgetCapacity]) so that a long quiet period cannot fund
+// a burst.
+//
+// ratio is held exactly to nine decimal places. NewRetryBudget panics if
+// ratio is not 0 and not in [0.000001, 1000] (NaN included), if
+// minPerSecond is negative, or if an option is invalid. A minPerSecond
+// past what can ever be spent makes [RetryBudget.Available] saturate at
+// the largest int.
 func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) *RetryBudget {
-	if !(ratio >= 0 && ratio <= 1000) {
-		panic(fmt.Sprintf("resilience: NewRetryBudget: ratio must be in [0, 1000], got %v", ratio))
+	const fn = "NewRetryBudget"
+	if !(ratio == 0 || ratio >= minBudgetRatio && ratio <= maxBudgetRatio) {
+		panic(fmt.Sprintf("resilience: %s: ratio must be 0 or in [%v, %v], got %v", fn, minBudgetRatio, maxBudgetRatio, ratio))
 	}
 	if minPerSecond < 0 {
-		panic(fmt.Sprintf("resilience: NewRetryBudget: minPerSecond must not be negative, got %d", minPerSecond))
+		panic(fmt.Sprintf("resilience: %s: minPerSecond must not be negative, got %d", fn, minPerSecond))
 	}
-	b := &RetryBudget{perCall: int64(math.Round(ratio * 1000)), capacity: 100 * 1000, minPerSecond: float64(minPerSecond)}
-	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewRetryBudget: option is nil")
-		}
-		o.applyBudget(b)
+	cfg := budgetConfig{capacity: 100}
+	cfg.apply(fn, opts)
+	b := &RetryBudget{
+		perCall:  budgetUnits(ratio),
+		perRetry: budgetUnit,
+		capacity: int64(cfg.capacity) * budgetUnit,
+		kind:     componentBudget,
+
+		minPerSecond: float64(minPerSecond),
+		common:       cfg.common,
 	}
 	b.floor = b.minPerSecond
-	b.refilled = b.now()
+	if minPerSecond > 0 {
+		b.refilled = b.now()
+	}
 	return b
 }
 
-// RetryBudgetOption configures [NewRetryBudget]. [WithClock] is one too.
-type RetryBudgetOption interface {
-	applyBudget(*RetryBudget)
-}
-
-type budgetOptionFunc func(*RetryBudget)
-
-func (f budgetOptionFunc) applyBudget(b *RetryBudget) { f(b) }
-
-func (o Option) applyBudget(b *RetryBudget) { o.set(&b.common) }
-
-// WithBudgetCapacity sets how many retries deposits can save up; the
-// default is 100. It panics if n is negative.
-func WithBudgetCapacity(n int) RetryBudgetOption {
-	if n < 0 || n > math.MaxInt64/1000 {
-		panic(fmt.Sprintf("resilience: WithBudgetCapacity: capacity must be in [0, %d], got %d", math.MaxInt64/1000, n))
+// NewRetryThrottle returns a throttle in the manner of gRPC's retry
+// throttling: it holds tokens, starts full, loses one with every attempt
+// that fails and would be retried, and gains ratio with every attempt that
+// succeeds (up to tokens). A retry is made only while more than tokens/2
+// remain. With 10 tokens and ratio 0.2, a failing service sees the retries
+// of about five failures and then none, until successes have refilled the
+// tokens; errors a [Retry] does not retry (and the caller's own
+// cancellation) neither drain nor refill it.
+//
+// ratio is held exactly to nine decimal places. NewRetryThrottle panics if
+// tokens is not in [3, 1000000000] (fewer never allow a retry), if ratio is
+// not in [0.000001, 1000] (NaN included: a throttle must refill), or if an
+// option is invalid ([WithBudgetCapacity] does not apply: tokens is the
+// capacity).
+func NewRetryThrottle(tokens int, ratio float64, opts ...RetryBudgetOption) *RetryBudget {
+	const fn = "NewRetryThrottle"
+	if tokens < 3 || tokens > maxBudgetSize {
+		panic(fmt.Sprintf("resilience: %s: tokens must be in [3, %d] (fewer never allow a retry), got %d", fn, maxBudgetSize, tokens))
 	}
-	return budgetOptionFunc(func(b *RetryBudget) { b.capacity = int64(n) * 1000 })
+	if !(ratio >= minBudgetRatio && ratio <= maxBudgetRatio) {
+		panic(fmt.Sprintf("resilience: %s: ratio must be in [%v, %v], got %v", fn, minBudgetRatio, maxBudgetRatio, ratio))
+	}
+	var cfg budgetConfig
+	cfg.apply(fn, opts)
+	if cfg.capacitySet {
+		panic("resilience: NewRetryThrottle: WithBudgetCapacity does not apply to a throttle: tokens is its capacity")
+	}
+	return newThrottle(tokens, ratio, cfg.common)
 }
 
-// deposit records a call.
-func (b *RetryBudget) deposit() {
-	if b.perCall == 0 {
+func newThrottle(tokens int, ratio float64, c common) *RetryBudget {
+	capacity := int64(tokens) * budgetUnit
+	b := &RetryBudget{
+		perSuccess: budgetUnits(ratio),
+		perFailure: budgetUnit,
+		keep:       capacity/2 + 1, // more than half
+		capacity:   capacity,
+		kind:       componentThrottle,
+		common:     c,
+	}
+	b.balance.Store(capacity)
+	return b
+}
+
+// The throttle a Retry keeps when it is given no budget: gRPC's example
+// configuration, which the storm simulator (sim/) shows keeping a fleet's
+// load within 1.1× the offered load through an outage while no request
+// fails at a 1% rate of transient failures.
+const (
+	defaultThrottleTokens = 10
+	defaultThrottleRatio  = 0.2
+)
+
+// budgetUnits converts a ratio of retries to the balance's units.
+func budgetUnits(ratio float64) int64 { return int64(math.Round(ratio * budgetUnit)) }
+
+// RetryBudgetOption configures [NewRetryBudget] and [NewRetryThrottle].
+// [Option] ([WithClock], [WithObserver], [WithName]) is one too.
+type RetryBudgetOption interface {
+	applyBudget(*budgetConfig)
+}
+
+type budgetConfig struct {
+	capacity    int
+	capacitySet bool
+	common
+}
+
+func (c *budgetConfig) apply(fn string, opts []RetryBudgetOption) {
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: " + fn + ": option is nil")
+		}
+		o.applyBudget(c)
+	}
+}
+
+type budgetOptionFunc func(*budgetConfig)
+
+func (f budgetOptionFunc) applyBudget(c *budgetConfig) { f(c) }
+
+func (o Option) applyBudget(c *budgetConfig) { o.set(&c.common) }
+
+// WithBudgetCapacity sets how many retries a [NewRetryBudget]'s deposits
+// can save up; the default is 100, and 0 keeps nothing (only the floor
+// pays for retries). It panics if n is not in [0, 1000000000]; a throttle
+// refuses it at construction.
+func WithBudgetCapacity(n int) RetryBudgetOption {
+	if n < 0 || n > maxBudgetSize {
+		panic(fmt.Sprintf("resilience: WithBudgetCapacity: capacity must be in [0, %d], got %d", maxBudgetSize, n))
+	}
+	return budgetOptionFunc(func(c *budgetConfig) { c.capacity, c.capacitySet = n, true })
+}
+
+// WithBudget makes retries draw on b, a [RetryBudget] or throttle shared
+// with other policies, of any result types, instead of the throttle a
+// Retry keeps of its own; a retry b refuses is not made, and the error
+// matches [ErrRetryBudgetExhausted]. Share one b among every policy that
+// calls the same service. It panics if b is nil or was not made by a
+// constructor.
+func WithBudget(b *RetryBudget) RetryOption {
+	if b == nil {
+		panic("resilience: WithBudget: budget is nil")
+	}
+	if b.kind == "" {
+		panic("resilience: WithBudget: budget is a zero RetryBudget; make one with NewRetryBudget or NewRetryThrottle")
+	}
+	return retryOptionFunc(func(c *retryConfig) { c.budget, c.budgetSet = b, true })
+}
+
+// WithoutBudget makes a Retry retry as its attempts, backoff and time allow,
+// with neither a shared budget nor the throttle it keeps by default. Only
+// for a service whose failures never come from overload, or where another
+// layer bounds retries.
+func WithoutBudget() RetryOption {
+	return retryOptionFunc(func(c *retryConfig) { c.budget, c.budgetSet = nil, true })
+}
+
+// called records that a call begins.
+func (b *RetryBudget) called() {
+	if b.perCall != 0 {
+		b.deposit(b.perCall)
+	}
+}
+
+// succeeded records an attempt that succeeded. A full throttle costs one
+// atomic load.
+func (b *RetryBudget) succeeded() {
+	if b.perSuccess != 0 && b.balance.Load() < b.capacity {
+		b.deposit(b.perSuccess)
+	}
+}
+
+// failed records an attempt that failed and is to be retried.
+func (b *RetryBudget) failed() {
+	if b.perFailure == 0 {
 		return
 	}
 	for {
 		old := b.balance.Load()
-		if old >= b.capacity {
-			return
-		}
-		if b.balance.CompareAndSwap(old, min(old+b.perCall, b.capacity)) {
+		if old == 0 || b.balance.CompareAndSwap(old, max(old-b.perFailure, 0)) {
 			return
 		}
 	}
 }
 
-// withdraw takes one retry from the deposits, else from the floor, and
-// reports whether there was one to take.
-func (b *RetryBudget) withdraw() bool {
+func (b *RetryBudget) deposit(n int64) {
 	for {
 		old := b.balance.Load()
-		if old < 1000 {
-			break
+		if old >= b.capacity || b.balance.CompareAndSwap(old, min(old+n, b.capacity)) {
+			return
 		}
-		if b.balance.CompareAndSwap(old, old-1000) {
+	}
+}
+
+// allow takes one retry from the balance, else from the floor, and reports
+// whether there was one to take. A refusal is reported to the observer.
+func (b *RetryBudget) allow(ctx context.Context, attempt int) bool {
+	if b.take() || b.takeFloor() {
+		return true
+	}
+	if b.observer != nil {
+		b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+	}
+	return false
+}
+
+func (b *RetryBudget) take() bool {
+	for {
+		old := b.balance.Load()
+		if old-b.perRetry < b.keep {
+			return false
+		}
+		if b.perRetry == 0 || b.balance.CompareAndSwap(old, old-b.perRetry) {
 			return true
 		}
 	}
+}
+
+func (b *RetryBudget) takeFloor() bool {
 	if b.minPerSecond == 0 {
 		return false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
-	if elapsed := now.Sub(b.refilled); elapsed > 0 {
-		b.floor = min(b.minPerSecond, b.floor+elapsed.Seconds()*b.minPerSecond)
-		b.refilled = now
-	}
+	b.floor = b.floorAt(now)
+	b.refilled = now
 	if b.floor < 1 {
 		return false
 	}
@@ -120,14 +297,36 @@ func (b *RetryBudget) withdraw() bool {
 	return true
 }
 
-// Available returns how many retries the budget would allow now, deposits
-// and floor together, rounded down.
-func (b *RetryBudget) Available() int {
-	b.mu.Lock()
-	floor := b.floor
-	if elapsed := b.now().Sub(b.refilled); elapsed > 0 {
-		floor = min(b.minPerSecond, floor+elapsed.Seconds()*b.minPerSecond)
+// floorAt is what the floor allows at now, refilled since the last refill.
+// The caller holds b.mu.
+func (b *RetryBudget) floorAt(now time.Time) float64 {
+	if elapsed := now.Sub(b.refilled); elapsed > 0 {
+		return min(b.minPerSecond, b.floor+elapsed.Seconds()*b.minPerSecond)
 	}
+	return b.floor
+}
+
+// Available returns how many retries the budget would allow now if every
+// attempt from now on failed: for a budget, its deposits and its floor
+// together; for a throttle, the failures it can take before its tokens
+// fall to half. It is rounded down, and saturates at the largest int.
+func (b *RetryBudget) Available() int {
+	var n int64
+	if b.perRetry == 0 {
+		// A throttle: the k-th failure from now leaves balance − k tokens,
+		// and is retried if that is at least keep.
+		n = max(b.balance.Load()-b.keep, 0) / b.perFailure
+	} else {
+		n = b.balance.Load() / b.perRetry
+	}
+	if b.minPerSecond == 0 {
+		return int(n)
+	}
+	b.mu.Lock()
+	floor := b.floorAt(b.now())
 	b.mu.Unlock()
-	return int(b.balance.Load()/1000) + int(floor)
+	if floor+float64(n) >= 0x1p63 { // rounding is monotonic: the exact sum is no less
+		return math.MaxInt
+	}
+	return int(n) + int(floor)
 }

@@ -3,38 +3,96 @@ package resilience
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"regexp"
 	"testing"
 )
 
-func TestRetryAllocatesNothing(t *testing.T) {
-	ctx := context.Background()
+// failEvery returns a fn whose every k-th call fails, starting with the
+// first.
+func failEvery(k int) Func[int] {
 	errOnce := errors.New("transient")
 	n := 0
-	failOnce := func(context.Context) (int, error) {
+	return func(context.Context) (int, error) {
 		n++
-		if n%2 == 1 {
+		if n%k == 1 {
 			return 0, errOnce
 		}
 		return n, nil
 	}
-	plain := Retry[int]()
-	zeroWait := Retry[int](WithBackoff(Constant(0)))
-	budgeted := Retry[int](WithBudget(NewRetryBudget(0.5, 0)), WithBackoff(Constant(0)))
-	composed := Compose(Retry[int](), Guarded[int](openGate{}), Guarded[int](NewBulkhead(8)))
+}
+
+// TestRetryAllocatesNothing pins the zero-allocation paths: a success, a
+// failure retried until it succeeds, with and without an observer. (Each
+// case also checks that its calls took the path named: AllocsPerRun rounds
+// an average down, so a path that allocates on half the calls would pass.)
+func TestRetryAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	events := &countingObserver{}
+	outcomes := &countingObserver{outcomes: true}
 	tests := []struct {
-		name string
-		f    func()
+		name    string
+		p       Policy[int]
+		fn      Func[int]
+		retries bool // every call is retried once
 	}{
-		{"success", func() { _, _ = plain.Execute(ctx, succeed) }},
-		{"fail then succeed, zero wait", func() { _, _ = zeroWait.Execute(ctx, failOnce) }},
-		{"with a budget", func() { _, _ = budgeted.Execute(ctx, failOnce) }},
-		{"composed with guards", func() { _, _ = composed.Execute(ctx, succeed) }},
+		{"success", Retry[int](), succeed, false},
+		{"fail then succeed, no throttle", Retry[int](WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
+		{"fail then succeed under the default throttle", Retry[int](WithBackoff(Constant(0))), failEvery(10), false},
+		{"with a budget", Retry[int](WithBudget(NewRetryBudget(1, 0)), WithBackoff(Constant(0))), failEvery(2), true},
+		{"with a shared throttle", Retry[int](WithBudget(NewRetryThrottle(10, 1)), WithBackoff(Constant(0))), failEvery(2), true},
+		{"composed with guards", Compose(Retry[int](), Guarded[int](openGate{}), Guarded[int](NewBulkhead(8))), succeed, false},
+		{"observed success", Retry[int](WithObserver(events)), succeed, false},
+		{"observed fail then succeed", Retry[int](WithObserver(events), WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
+		{"outcomes of a success", Retry[int](WithObserver(outcomes)), succeed, false},
+		{"outcomes of fail then succeed", Retry[int](WithObserver(outcomes), WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if allocs := testing.AllocsPerRun(1000, tc.f); allocs != 0 {
+			var err error
+			f := func() { _, err = tc.p.Execute(ctx, tc.fn) }
+			if allocs := testing.AllocsPerRun(1000, f); allocs != 0 {
 				t.Errorf("allocates %v times per call, want 0", allocs)
 			}
+			for range 10 {
+				if f(); err != nil {
+					t.Fatalf("Execute = %v, want success", err)
+				}
+			}
 		})
+	}
+	if events.n[EventRetry].Load() == 0 || events.n[EventAttemptFailed].Load() == 0 || outcomes.n[EventCallEnded].Load() == 0 {
+		t.Errorf("observers saw retries %d, failed attempts %d, call ends %d; want each", events.n[EventRetry].Load(),
+			events.n[EventAttemptFailed].Load(), outcomes.n[EventCallEnded].Load())
+	}
+	if events.n[EventCallEnded].Load() != 0 {
+		t.Errorf("an observer that did not ask got %d EventCallEnded", events.n[EventCallEnded].Load())
+	}
+}
+
+// TestRetryDefaultBackoffIsLazy: importing the package builds no backoff;
+// the first Retry that needs the default builds it. The check runs in a
+// fresh process, where no test has built a Retry yet.
+func TestRetryDefaultBackoffIsLazy(t *testing.T) {
+	if os.Getenv("RESILIENCE_LAZY_PROBE") == "1" {
+		if defaultBackoff.b != nil {
+			t.Fatal("the default backoff was built at start-up")
+		}
+		_ = Retry[int]()
+		if defaultBackoff.b == nil {
+			t.Fatal("Retry did not build the default backoff")
+		}
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRetryDefaultBackoffIsLazy$", "-test.count=1")
+	cmd.Env = append(os.Environ(), "RESILIENCE_LAZY_PROBE=1", "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe failed: %v\n%s", err, out)
+	}
+	// For the record: what the package's init costs, whatever its files.
+	if m := regexp.MustCompile(`init github.com/faf87a20/resilience @.*`).Find(out); m != nil {
+		t.Logf("%s", m)
 	}
 }

@@ -61,9 +61,12 @@ func TestRetry(t *testing.T) {
 			wantWaits: []time.Duration{100 * ms, 200 * ms}, wantIs: []error{resilience.ErrRetriesExhausted, io.ErrUnexpectedEOF}},
 		{name: "one attempt makes no retry", opts: []resilience.RetryOption{resilience.WithAttempts(1)},
 			results: []error{errFlaky}, wantCalls: 1, wantIs: []error{resilience.ErrRetriesExhausted, errFlaky}},
-		{name: "unlimited attempts", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(ms))},
+		{name: "unlimited attempts, no throttle", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(ms)), resilience.WithoutBudget()},
 			results: []error{errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, nil}, wantCalls: 7,
 			wantWaits: []time.Duration{ms, ms, ms, ms, ms, ms}, wantOK: true},
+		{name: "unlimited attempts: the default throttle stops after five failures", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(ms))},
+			results: []error{errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, nil}, wantCalls: 5,
+			wantWaits: []time.Duration{ms, ms, ms, ms}, wantIs: []error{resilience.ErrRetryBudgetExhausted, errFlaky}},
 		{name: "abort-on list", opts: []resilience.RetryOption{resilience.WithAbortOn(errFatal)},
 			results: []error{errFlaky, errFatal}, wantCalls: 2, wantWaits: []time.Duration{100 * ms}, wantErr: errFatal},
 		{name: "retry-on list retries listed errors", opts: []resilience.RetryOption{resilience.WithRetryOn(errFlaky)},
@@ -260,7 +263,7 @@ func TestRetryBadOptions(t *testing.T) {
 		{"nil predicate", func() { resilience.WithRetryIf(nil) }, "resilience: WithRetryIf: predicate is nil"},
 		{"nil classifier", func() { resilience.WithClassifier(nil) }, "resilience: WithClassifier: classifier is nil"},
 		{"nil option", func() { resilience.Retry[int](nil) }, "resilience: Retry: option is nil"},
-		{"budget ratio", func() { resilience.NewRetryBudget(-0.1, 0) }, "resilience: NewRetryBudget: ratio must be in [0, 1000], got -0.1"},
+		{"budget ratio", func() { resilience.NewRetryBudget(-0.1, 0) }, "resilience: NewRetryBudget: ratio must be 0 or in [1e-06, 1000], got -0.1"},
 		{"budget floor", func() { resilience.NewRetryBudget(0.1, -1) }, "resilience: NewRetryBudget: minPerSecond must not be negative, got -1"},
 	}
 	for _, tc := range tests {

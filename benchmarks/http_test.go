@@ -30,14 +30,16 @@ var httpClients = []httpClient{
 		return &http.Client{Transport: base}
 	}},
 	{"resilience", func(base *http.Transport) *http.Client {
-		// The defaults: a call and an attempt timeout, 3 attempts.
+		// The defaults: a call and an attempt timeout, 3 attempts; no retry
+		// throttle, which would rightly stop retrying a server that fails
+		// two calls in three, and which the peers do not have.
 		return &http.Client{Transport: resiliencehttp.NewTransport(base,
-			resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0))))}
+			resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0)), resilience.WithoutBudget()))}
 	}},
 	{"resilience-retry-only", func(base *http.Transport) *http.Client {
 		return &http.Client{Transport: resiliencehttp.NewTransport(base,
 			resiliencehttp.WithTimeout(0), resiliencehttp.WithAttemptTimeout(0),
-			resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0))))}
+			resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0)), resilience.WithoutBudget()))}
 	}},
 	{"go-retryablehttp", func(base *http.Transport) *http.Client {
 		c := retryablehttp.NewClient()

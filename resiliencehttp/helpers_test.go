@@ -73,8 +73,10 @@ func base(t testing.TB) *http.Transport {
 	return tr
 }
 
-// noWait makes retries immediate.
-var noWait = resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0)))
+// noWait makes retries immediate and unthrottled: the scripted servers
+// fail most calls on purpose, which the default retry throttle would soon
+// stop retrying (TestTransportThrottledByDefault shows that).
+var noWait = resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0)), resilience.WithoutBudget())
 
 // get sends a GET to url through rt.
 func get(t testing.TB, rt http.RoundTripper, url string) (*http.Response, error) {

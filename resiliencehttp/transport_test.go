@@ -174,7 +174,8 @@ func TestTransportGoroutinesAndConnections(t *testing.T) {
 
 func TestTransportDropsRejectedResults(t *testing.T) {
 	// A result rejected by a resilience.WithRetryIfResult the user gave
-	// is drained and closed too.
+	// is drained and closed too. Two of every three responses are
+	// rejected, which the default retry throttle would soon stop retrying.
 	var n atomic.Int64
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1)%3 != 0 {
@@ -183,7 +184,7 @@ func TestTransportDropsRejectedResults(t *testing.T) {
 		_, _ = w.Write([]byte("body"))
 	})
 	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithRetry(
-		resilience.WithBackoff(resilience.Constant(0)),
+		resilience.WithBackoff(resilience.Constant(0)), resilience.WithoutBudget(),
 		resilience.WithRetryIfResult(func(resp *http.Response) bool { return resp.Header.Get("X-Not-Ready") != "" }),
 	))
 	for range 30 {
@@ -229,3 +230,21 @@ var (
 	dnsNotFound = &net.DNSError{Err: "no such host", Name: "nowhere.invalid", IsNotFound: true}
 	badCert     = x509.UnknownAuthorityError{}
 )
+
+// TestTransportThrottledByDefault: against a server that fails every call
+// twice, the default retry throttle soon stops the retries, sparing it.
+func TestTransportThrottledByDefault(t *testing.T) {
+	srv := newServer(t, statuses(503, 503, 200))
+	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithRetry(resilience.WithBackoff(resilience.Constant(0))))
+	ok := 0
+	for range 100 {
+		resp, err := get(t, tr, srv.URL)
+		require.NoError(t, err)
+		if resp.StatusCode == 200 {
+			ok++
+		}
+		readAll(t, resp)
+	}
+	assert.Less(t, srv.requests.Load(), int64(150), "the throttle held the load well under 3 attempts a call")
+	assert.Greater(t, ok, 0, "the first calls were retried")
+}

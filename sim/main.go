@@ -48,6 +48,7 @@ type options struct {
 	capacity     float64
 	queue        int
 	timeout      time.Duration
+	transient    float64
 	bucket       time.Duration
 	tolerance    float64
 	attempts     int
@@ -107,6 +108,7 @@ Runs are deterministic for a -seed. Flags:
 	fs.Float64Var(&o.capacity, "capacity", 1200, "outage: calls per second the server can serve")
 	fs.IntVar(&o.queue, "queue", 1000, "outage: calls the server lets wait before refusing more (0: no limit)")
 	fs.DurationVar(&o.timeout, "timeout", 100*time.Millisecond, "outage: a client's timeout on one attempt (0: none)")
+	fs.Float64Var(&o.transient, "transient", 0, "outage: chance that a call the server serves fails anyway, outage or not (0.01: 1%)")
 	fs.DurationVar(&o.bucket, "bucket", 100*time.Millisecond, "outage: width of one point of the load series")
 	fs.Float64Var(&o.tolerance, "tolerance", 0.1, "outage: drained once the load stays within this fraction of the offered load and no attempt fails")
 	fs.IntVar(&o.attempts, "attempts", 3, "outage: attempts per request, the first included (every policy)")
@@ -149,6 +151,7 @@ func (o *options) validate() error {
 	bad(!(o.capacity > 0 && o.capacity <= 1e9), "capacity", "must be in (0, 1e9], got %v", o.capacity)
 	bad(o.queue < 0, "queue", "must not be negative, got %d", o.queue)
 	bad(o.timeout < 0, "timeout", "must not be negative, got %v", o.timeout)
+	bad(!(o.transient >= 0 && o.transient <= 1), "transient", "must be in [0, 1], got %v", o.transient)
 	bad(o.bucket <= 0 || o.bucket > o.duration, "bucket", "must be in (0, -duration], got %v", o.bucket)
 	bad(!(o.tolerance >= 0), "tolerance", "must not be negative, got %v", o.tolerance)
 	bad(o.attempts < 1, "attempts", "must be at least 1, got %d", o.attempts)

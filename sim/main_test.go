@@ -53,6 +53,7 @@ func TestBadFlags(t *testing.T) {
 		{"cap below base", []string{"-base", "1s", "-cap", "10ms"}, "-cap: must be at least -base"},
 		{"negative rate", []string{"-rate", "-1"}, "-rate: must be in (0, 1e6], got -1"},
 		{"NaN capacity", []string{"-capacity", "NaN"}, "-capacity: must be in (0, 1e9], got NaN"},
+		{"transient above 1", []string{"-transient", "1.5"}, "-transient: must be in [0, 1], got 1.5"},
 		{"outage past the end", []string{"-outage", "1h"}, "-outage: must not be negative and must end before -duration"},
 		{"scenario", []string{"-scenario", "storm"}, `-scenario: must be all, contention or outage, got "storm"`},
 		{"format", []string{"-format", "gif"}, `-format: must be png or svg, got "gif"`},

@@ -20,6 +20,7 @@ type outageConfig struct {
 	Capacity    float64       // calls per second the server can serve
 	Queue       int           // calls the server lets wait; beyond, it rejects (0: no limit)
 	Timeout     time.Duration // a client gives up on an attempt after this long (0: never)
+	Transient   float64       // chance that a call the server serves fails anyway, outage or not
 	NetMean     time.Duration // mean one-way network delay
 	NetSD       time.Duration // its standard deviation
 	Bucket      time.Duration // width of one point of the load series
@@ -77,7 +78,8 @@ var errRunOver = errors.New("sim: run over")
 // calls in arrival order at its capacity; a call that would wait past the
 // queue limit is refused at once, and during the outage every call fails at
 // once. A client times out a call that takes too long, though the server
-// still does the work.
+// still does the work. With cfg.Transient, a call the server serves fails
+// anyway with that chance: the failures every service has now and then.
 //
 // Each request runs the client's policy (the library's Retry, budget and
 // breaker) in a task of its own; the call it guards yields to the loop,
@@ -170,7 +172,9 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			default:
 				busyUntil = max(busyUntil, e.now) + service
 				reply += busyUntil - e.now
-				q.ok = true
+				// Drawn only when asked for, so that runs without
+				// transient failures draw what they always drew.
+				q.ok = cfg.Transient == 0 || r.Float64() >= cfg.Transient
 			}
 			if cfg.Timeout > 0 && reply > q.deadline {
 				reply, q.ok = q.deadline, false

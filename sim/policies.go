@@ -32,8 +32,9 @@ type outagePolicy struct {
 	New  func(c clock.Clock, r *rand.Rand, guard func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}]
 }
 
-// outagePolicies returns the four policies of the outage scenario, each
-// adding one thing to the one before it (after plain retries). They are the
+// outagePolicies returns the policies of the outage scenario: four that
+// each add one thing to the one before it (after plain retries, with no
+// budget or throttle), and the library's default Retry. They are the
 // library's Retry, RetryBudget and Breaker, composed as a user would.
 func outagePolicies(p policyParams) []outagePolicy {
 	fixed := resilience.Constant(p.FixedWait)
@@ -53,10 +54,10 @@ func outagePolicies(p policyParams) []outagePolicy {
 	}
 	return []outagePolicy{
 		{"plain retries", func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
-			return retry(c, fixed, r)
+			return retry(c, fixed, r, resilience.WithoutBudget())
 		}},
 		{"expo+jitter", func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
-			return retry(c, jittered, r)
+			return retry(c, jittered, r, resilience.WithoutBudget())
 		}},
 		{"+budget", func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
 			return retry(c, jittered, r, budget(c))
@@ -71,7 +72,24 @@ func outagePolicies(p policyParams) []outagePolicy {
 			}
 			return resilience.Compose(retry(c, jittered, r, budget(c)), resilience.Guarded[struct{}](g))
 		}},
+		{defaultPolicy, func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
+			return defaultRetry(c, r)
+		}},
 	}
+}
+
+// defaultPolicy names the library's Retry with no options of the
+// simulation's flags.
+const defaultPolicy = "default Retry()"
+
+// defaultRetry is resilience.Retry() as a program gets it, and its
+// throttle, on the virtual clock. Only the jitter's randomness is the
+// run's, so that the run is reproducible: the backoff is the default one
+// (full jitter over 100ms doubling, capped at 10s; see Retry's doc) with
+// its draws from r.
+func defaultRetry(c clock.Clock, r *rand.Rand) resilience.Policy[struct{}] {
+	b := resilience.FullJitter(resilience.Cap(resilience.Exponential(100*time.Millisecond, 2), 10*time.Second))
+	return resilience.Retry[struct{}](resilience.WithClock(c), resilience.WithBackoff(resilience.UseRand(b, r)))
 }
 
 // countingGuard passes calls to a guard and counts the calls it refuses.

@@ -51,7 +51,7 @@ func (o *options) outageConfig() outageConfig {
 	return outageConfig{
 		Clients: o.clients, Rate: o.rate, Duration: o.duration,
 		OutageStart: o.outageStart, Outage: o.outage,
-		Capacity: o.capacity, Queue: o.queue, Timeout: o.timeout,
+		Capacity: o.capacity, Queue: o.queue, Timeout: o.timeout, Transient: o.transient,
 		NetMean: o.netMean, NetSD: o.netSD, Bucket: o.bucket, Tolerance: o.tolerance,
 	}
 }
@@ -186,8 +186,12 @@ func writeContentionTables(w io.Writer, o *options, t contentionTable) error {
 
 func writeOutageTable(w io.Writer, o *options, cfg outageConfig, results []outageResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "Outage: %d clients × %g req/s = %g req/s offered; server capacity %g calls/s, queue %d; fails every call from %v to %v; attempt timeout %v; %d attempts; seed %d.\n\n",
+	fmt.Fprintf(tw, "Outage: %d clients × %g req/s = %g req/s offered; server capacity %g calls/s, queue %d; fails every call from %v to %v; attempt timeout %v; %d attempts; seed %d.\n",
 		cfg.Clients, cfg.Rate, cfg.offered(), cfg.Capacity, cfg.Queue, cfg.OutageStart, cfg.recovery(), cfg.Timeout, o.attempts, o.seed)
+	if cfg.Transient > 0 {
+		fmt.Fprintf(tw, "Transient failures: %g%% of the calls the server serves fail anyway.\n", 100*cfg.Transient)
+	}
+	fmt.Fprint(tw, "\n")
 	fmt.Fprint(tw, "policy\tpeak load\tcalls/request\tcalls/s in outage\tdrain after recovery\trequests failed\t\n")
 	for _, r := range results {
 		drain := fmt.Sprintf("%.1f s", r.Drain.Seconds())

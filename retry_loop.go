@@ -1,0 +1,312 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// componentRetry names a Retry in its events.
+const componentRetry = "retry"
+
+type retry[T any] struct {
+	retryConfig
+	retryResult func(T) bool
+	discard     func(T)
+	clocked     bool     // the start of a call is read: for WithMaxElapsed, or for EventCallEnded
+	last        chain[T] // fn alone, for Execute
+}
+
+func (r *retry[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: Retry: fn is nil")
+	}
+	return r.run(ctx, r.last, fn)
+}
+
+func (r *retry[T]) link(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn) }
+}
+
+// run makes the first attempt, and hands what did not plainly succeed to
+// again.
+func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
+	if r.budget != nil {
+		r.budget.called()
+	}
+	var start time.Time
+	if r.clocked {
+		start = r.now()
+	}
+	v, err := next(ctx, fn)
+	if r.plainSuccess(err) {
+		r.succeeded()
+		if r.outcomes {
+			r.callEnded(ctx, start, 1, nil)
+		}
+		return v, nil
+	}
+	v, err, attempts := r.again(ctx, next, fn, start, v, err)
+	if r.outcomes {
+		r.callEnded(ctx, start, attempts, err)
+	}
+	return v, err
+}
+
+// again goes on after a first attempt that did not plainly succeed: each
+// turn classifies the outcome, works out the next wait, announces it,
+// sleeps and calls again. It returns the outcome and the attempts made.
+func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, error, int) {
+	var prev time.Duration
+	for attempt := 1; ; attempt++ {
+		verdict := r.classify(ctx, v, err)
+		if verdict != VerdictRetry {
+			return v, r.settle(ctx, attempt, err, verdict), attempt
+		}
+		r.attemptFailed(ctx, attempt, err, true)
+		wait, reason := r.nextWait(ctx, attempt, prev, err, start)
+		if reason != nil {
+			return v, r.giveUp(ctx, attempt, err, reason), attempt
+		}
+		r.announce(ctx, attempt, err, wait)
+		if !r.pause(ctx, wait) {
+			return v, r.giveUp(ctx, attempt, err, ctx.Err()), attempt
+		}
+		prev = wait
+		r.drop(ctx, attempt, v, err)
+		v, err = next(ctx, fn)
+		if r.plainSuccess(err) {
+			r.succeeded()
+			return v, nil, attempt + 1
+		}
+	}
+}
+
+// plainSuccess reports whether an attempt's outcome is a success with no
+// need to look at its result.
+func (r *retry[T]) plainSuccess(err error) bool { return err == nil && r.retryResult == nil }
+
+// succeeded records a success with the budget.
+func (r *retry[T]) succeeded() {
+	if r.budget != nil {
+		r.budget.succeeded()
+	}
+}
+
+// pause sleeps wait, and reports false if the caller's context ended first.
+func (r *retry[T]) pause(ctx context.Context, wait time.Duration) bool {
+	return wait == 0 || r.sleep(ctx, wait)
+}
+
+// classify decides about one attempt's outcome.
+func (r *retry[T]) classify(ctx context.Context, v T, err error) Verdict {
+	if err == nil {
+		if r.retryResult != nil && r.retryResult(v) {
+			return VerdictRetry
+		}
+		return VerdictSucceed
+	}
+	if asPermanent(err) != nil || ctx.Err() != nil || matchesAny(err, r.abortOn) {
+		return VerdictFail
+	}
+	return r.classifyError(err)
+}
+
+// classifyError asks the options that decide which errors to retry.
+func (c *retryConfig) classifyError(err error) Verdict {
+	switch {
+	case c.retryOnSet:
+		return retryWhen(matchesAny(err, c.retryOn))
+	case c.retryIf != nil:
+		return retryWhen(c.retryIf(err))
+	case c.classifier != nil:
+		v := c.classifier(err)
+		if !validVerdict(v) {
+			panic(badVerdict(v))
+		}
+		return v
+	}
+	return VerdictRetry
+}
+
+func retryWhen(retry bool) Verdict {
+	if retry {
+		return VerdictRetry
+	}
+	return VerdictFail
+}
+
+// matchesAny reports whether err matches one of errs, as errors.Is sees it.
+func matchesAny(err error, errs []error) bool {
+	for _, e := range errs {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+func badVerdict(v Verdict) string {
+	return fmt.Sprintf("resilience: Retry: classifier returned %v, want VerdictSucceed, VerdictFail or VerdictRetry", v)
+}
+
+// settle ends the retries on an outcome not to retry, and returns its
+// error: the attempt's own, without a Permanent mark.
+func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict Verdict) error {
+	if verdict == VerdictSucceed {
+		r.succeeded()
+	} else if err != nil {
+		r.attemptFailed(ctx, attempt, err, false)
+	}
+	if perm := asPermanent(err); perm != nil {
+		err = perm.err
+	}
+	return err
+}
+
+// attemptFailed records a failed attempt: one the policy would retry
+// costs its throttle a token.
+func (r *retry[T]) attemptFailed(ctx context.Context, attempt int, err error, retryable bool) {
+	if retryable && r.budget != nil {
+		r.budget.failed()
+	}
+	if r.observer != nil {
+		r.observe(ctx, Event{Kind: EventAttemptFailed, Component: componentRetry, Attempt: attempt, Err: err})
+	}
+}
+
+// nextWait returns the wait before the retry after attempt, or why no
+// retry is made: ErrRetriesExhausted, ErrRetryBudgetExhausted or the
+// context's error.
+func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration, err error, start time.Time) (time.Duration, error) {
+	if r.attempts > 0 && attempt >= r.attempts {
+		return 0, ErrRetriesExhausted
+	}
+	if ctx.Err() != nil {
+		return 0, ctx.Err()
+	}
+	wait, ok := r.backoff.Delay(attempt, prev)
+	if !ok {
+		return 0, ErrRetriesExhausted
+	}
+	wait = r.hinted(err, wait)
+	if !r.fits(ctx, start, wait) {
+		return 0, ErrRetriesExhausted
+	}
+	if r.budget != nil && !r.budget.allow(ctx, attempt) {
+		return 0, ErrRetryBudgetExhausted
+	}
+	return wait, nil
+}
+
+// hinted returns the wait err's retry hint asks for, cut to
+// WithMaxRetryAfter, or else the backoff's wait (0 if a backoff of the
+// user's went below 0).
+func (r *retry[T]) hinted(err error, wait time.Duration) time.Duration {
+	if hint, ok := retryAfter(err); ok && hint > 0 && r.maxRetryAfter > 0 {
+		return min(hint, r.maxRetryAfter)
+	}
+	return max(wait, 0)
+}
+
+// fits reports whether a wait ends within the time limit and before the
+// caller's deadline. Neither sum can overflow: a wait near the largest
+// duration is weighed against the time left, not added to the time spent.
+func (r *retry[T]) fits(ctx context.Context, start time.Time, wait time.Duration) bool {
+	if r.maxElapsed > 0 && wait > r.maxElapsed-max(r.since(start), 0) {
+		return false
+	}
+	if deadline, ok := ctx.Deadline(); ok && wait > 0 && -r.since(deadline) < wait {
+		// The wait would end past the caller's deadline: give up now
+		// rather than sleep into it.
+		return false
+	}
+	return true
+}
+
+// announce tells the hook and the observer about a retry to come.
+func (r *retry[T]) announce(ctx context.Context, attempt int, err error, wait time.Duration) {
+	if r.onRetry != nil {
+		r.onRetry(attempt, err, wait)
+	}
+	if r.observer != nil {
+		r.observe(ctx, Event{Kind: EventRetry, Component: componentRetry, Attempt: attempt, Err: err, Wait: wait})
+	}
+}
+
+// drop hands a result WithRetryIfResult rejected to the discard hook, if
+// there is one, before the next attempt.
+func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) {
+	if err != nil || r.discard == nil {
+		return
+	}
+	if r.observer != nil {
+		r.observe(ctx, Event{Kind: EventDiscarded, Component: componentRetry, Attempt: attempt})
+	}
+	r.discard(v)
+}
+
+// giveUp is the error when no further attempt is made for reason, after
+// attempt failed with last (nil for a rejected result).
+func (r *retry[T]) giveUp(ctx context.Context, attempt int, last, reason error) error {
+	if r.observer != nil {
+		r.observe(ctx, Event{Kind: EventGiveUp, Component: componentRetry, Attempt: attempt, Err: last, Reason: reason})
+	}
+	ctxEnded := reason != ErrRetriesExhausted && reason != ErrRetryBudgetExhausted
+	if ctxEnded && r.lastErrOnEnd && last != nil {
+		return last
+	}
+	return &RetryError{Attempts: attempt, Last: last, Reason: reason}
+}
+
+// callEnded reports a call's outcome to an observer that asked for it.
+func (r *retry[T]) callEnded(ctx context.Context, start time.Time, attempts int, err error) {
+	r.observe(ctx, Event{Kind: EventCallEnded, Component: componentRetry, Attempt: attempts, Err: err, Duration: r.since(start)})
+}
+
+// retryAfter finds a RetryAfter() hint in err's chain.
+func retryAfter(err error) (time.Duration, bool) {
+	var d time.Duration
+	found := inChain(err, func(e error) bool {
+		h, ok := e.(RetryHint)
+		if ok {
+			d = h.RetryAfter()
+		}
+		return ok
+	})
+	return d, found
+}
+
+// asPermanent finds a Permanent mark in err's chain.
+func asPermanent(err error) (perm *permanentError) {
+	inChain(err, func(e error) bool {
+		perm, _ = e.(*permanentError)
+		return perm != nil
+	})
+	return perm
+}
+
+// inChain reports whether match holds for err or an error it wraps, as
+// errors.As would look, without the allocation errors.As costs.
+func inChain(err error, match func(error) bool) bool {
+	for err != nil {
+		if match(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if inChain(e, match) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
