@@ -38,6 +38,8 @@ func TestTour(t *testing.T) {
 			"call 1: answer from request #2 after 40ms",
 			"3 calls made 5 requests: a hedge for each call that landed on the stalled replica",
 			"call: cached answer, <nil>",
+			"GET: 200 \"hello\" after 1s, 2 requests",
+			"second request: 503 Service Unavailable",
 		} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("the tour's output lacks %q; it was:\n%s", want, out.String())
