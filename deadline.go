@@ -133,12 +133,19 @@ func (c *deadlineCtx) poll() error {
 	return nil
 }
 
-// closedChan is the Done channel of a context asked for it after it ended.
-var closedChan = func() chan struct{} {
+// closed holds the Done channel of a context asked for it after it ended,
+// made on first use so that importing the package allocates nothing.
+var closed atomic.Pointer[chan struct{}]
+
+func closedChan() chan struct{} {
+	if p := closed.Load(); p != nil {
+		return *p
+	}
 	ch := make(chan struct{})
 	close(ch)
-	return ch
-}()
+	closed.CompareAndSwap(nil, &ch)
+	return *closed.Load()
+}
 
 // Done returns a channel closed when the context ends, made on the first
 // call.
@@ -149,7 +156,7 @@ func (c *deadlineCtx) Done() <-chan struct{} {
 	c.mu.Lock()
 	d, ok := c.done.Load().(chan struct{})
 	if !ok {
-		d = closedChan
+		d = closedChan()
 		if c.state.Load() == dlLive {
 			d = make(chan struct{})
 		}
