@@ -47,7 +47,7 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error
 		}
 		return v, nil
 	}
-	v, err, attempts := r.again(ctx, next, fn, start, v, err)
+	v, attempts, err := r.again(ctx, next, fn, start, v, err)
 	if r.outcomes {
 		r.callEnded(ctx, start, attempts, err)
 	}
@@ -57,28 +57,28 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error
 // again goes on after a first attempt that did not plainly succeed: each
 // turn classifies the outcome, works out the next wait, announces it,
 // sleeps and calls again. It returns the outcome and the attempts made.
-func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, error, int) {
+func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, int, error) {
 	var prev time.Duration
 	for attempt := 1; ; attempt++ {
 		verdict := r.classify(ctx, v, err)
 		if verdict != VerdictRetry {
-			return v, r.settle(ctx, attempt, err, verdict), attempt
+			return v, attempt, r.settle(ctx, attempt, err, verdict)
 		}
 		r.attemptFailed(ctx, attempt, err, true)
 		wait, reason := r.nextWait(ctx, attempt, prev, err, start)
 		if reason != nil {
-			return v, r.giveUp(ctx, attempt, err, reason), attempt
+			return v, attempt, r.giveUp(ctx, attempt, err, reason)
 		}
 		r.announce(ctx, attempt, err, wait)
 		if !r.pause(ctx, wait) {
-			return v, r.giveUp(ctx, attempt, err, ctx.Err()), attempt
+			return v, attempt, r.giveUp(ctx, attempt, err, ctx.Err())
 		}
 		prev = wait
 		r.drop(ctx, attempt, v, err)
 		v, err = next(ctx, fn)
 		if r.plainSuccess(err) {
 			r.succeeded()
-			return v, nil, attempt + 1
+			return v, attempt + 1, nil
 		}
 	}
 }
