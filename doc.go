@@ -20,9 +20,10 @@
 // when one is slow and takes the first answer; [Fallback] answers for a
 // call that failed. A [Guard] is a gate shared by calls of every result
 // type —
-// a [Breaker] ([NewBreaker]) or a [Bulkhead] ([NewBulkhead]) — made into a
-// policy for one result type by [Guarded]. A [PolicyFunc] turns a function
-// of your own into a policy.
+// a [Breaker] ([NewBreaker]), a [Bulkhead] ([NewBulkhead]) or a
+// [RateLimiter] ([NewRateLimiter]; [NewKeyedRateLimiter] for one limit per
+// user or tenant) — made into a policy for one result type by [Guarded]. A
+// [PolicyFunc] turns a function of your own into a policy.
 //
 // # Batching
 //
@@ -52,8 +53,11 @@
 // context.DeadlineExceeded), [ErrRetriesExhausted] and
 // [ErrRetryBudgetExhausted] (why a [Retry] gave up, in a *[RetryError]),
 // [ErrBreakerOpen] (a *[BreakerOpenError]), [ErrBulkheadFull],
-// [ErrBatcherClosed], [ErrBatchResults] and [ErrNotFound] (a
-// *[NotFoundError] of a [Loader]). Each keeps the underlying cause
+// [ErrBatcherClosed], [ErrBatchResults], [ErrRateLimited] (a
+// *[RateLimitError] with the time until the tokens are there; it also
+// matches context.DeadlineExceeded when they would come after the
+// context's deadline) and [ErrNotFound] (a *[NotFoundError] of a
+// [Loader]). Each keeps the underlying cause
 // reachable, so errors.Is(err, io.ErrUnexpectedEOF) still holds through a
 // retry; [ItemErrors] and *[FallbackError] let errors.Is see every error
 // they hold. When the caller's own context ends, the caller gets the

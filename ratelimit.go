@@ -40,6 +40,15 @@ const RateUnlimited = math.MaxFloat64
 // error builds up however long the limiter runs. A clock that goes
 // backwards never adds tokens: the time lost is simply made up again.
 //
+// Beside an x/time/rate Limiter given the rate this one enforces (see
+// Rate) and the same arrivals at the same times, it makes the same
+// decisions but for one rounding rule: x/time/rate counts tokens in
+// floating point and truncates the wait it computes to whole
+// nanoseconds, so it may admit a call that comes 1 ns before its tokens
+// are back, which this limiter refuses. (x/time/rate also counts again
+// the time a clock that went backwards goes over a second time; this one
+// does not.) A fuzz test in the benchmarks module holds the two to this.
+//
 // The limiter is the generic cell rate algorithm: its whole state is one
 // atomic word, the time at which the bucket will be full again, so deciding
 // takes one reading of the clock and one compare-and-swap, and allocates

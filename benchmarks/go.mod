@@ -18,10 +18,13 @@ require (
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0
+	go.uber.org/ratelimit v0.3.1
+	golang.org/x/time v0.16.0
 	google.golang.org/grpc v1.85.0
 )
 
 require (
+	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
 	golang.org/x/net v0.60.0 // indirect

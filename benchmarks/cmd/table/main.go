@@ -83,7 +83,8 @@ func parse(r io.Reader) ([]row, error) {
 // rows it does not name come after, as they came.
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
-	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent"}
+	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
+	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -146,9 +147,13 @@ var targets = map[string][]target{
 		{maxAllocs: -1, minSpeed: 2.5, text: "default ≥ 2.5× failsafe-go"},
 		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
 	},
-	"ComposedChild":         {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
-	"ComposedChildParallel": {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
-	"BatchPerItem":          {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"ComposedChild":          {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"ComposedChildParallel":  {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"BatchPerItem":           {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"RateLimitAllow":         {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
+	"RateLimitAllowParallel": {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
+	"RateLimitGuarded":       {{maxNs: 30, maxAllocs: 0, text: "≤ 30 ns, 0 allocs"}},
+	"RateLimitKeyed":         {{maxNs: 60, maxAllocs: 0, text: "≤ 60 ns, 0 allocs"}},
 	"ObservedRetrySuccess": {
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},
