@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -87,10 +88,10 @@ func runTail(t *testing.T, c tailConfig, p tailPolicy) tailResult {
 	synctest.Test(t, func(t *testing.T) {
 		policy := p.make()
 		for i := range c.requests {
-			attempt := 0
+			var attempts atomic.Int32 // attempts of a hedged request run at once
 			start := time.Now()
 			_, err := resilience.Do(context.Background(), policy, func(ctx context.Context) (int, error) {
-				attempt++
+				attempt := int(attempts.Add(1))
 				select {
 				case <-time.After(c.latency(i, attempt)):
 					return i, nil
@@ -103,7 +104,7 @@ func runTail(t *testing.T, c tailConfig, p tailPolicy) tailResult {
 			}
 			res.latencies = append(res.latencies, time.Since(start))
 			synctest.Wait() // the losers have returned: their attempts are counted
-			res.attempts += attempt
+			res.attempts += int(attempts.Load())
 		}
 	})
 	slices.Sort(res.latencies)
