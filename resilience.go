@@ -61,6 +61,12 @@ var (
 	// number of items.
 	ErrBatchResults = errors.New("resilience: batch returned a wrong number of results")
 
+	// ErrRateLimited is matched by the error of a call a [RateLimiter] or a
+	// [KeyedRateLimiter] refused: its tokens were not there and it could not
+	// (or might not) wait for them. The error is a *[RateLimitError] with a
+	// retry hint.
+	ErrRateLimited = errors.New("resilience: rate limited")
+
 	// ErrNotFound is matched by the error a [Loader] returns for a key its
 	// fetch function gave no value for (a *[NotFoundError]).
 	ErrNotFound = errors.New("resilience: not found")

@@ -1,0 +1,273 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// RateUnlimited is the rate of a limiter with no limit: it admits every
+// call at once, however many tokens it asks for, whatever the burst (a
+// burst of 0 included). It is the largest float64, as x/time/rate's Inf is;
+// any rate above 2e9 per second, whose interval between tokens rounds to
+// less than a nanosecond, is unlimited too.
+const RateUnlimited = math.MaxFloat64
+
+// RateLimiter lets calls through at a steady rate with room for bursts: a
+// token bucket that holds at most burst tokens, starts full and refills at
+// rate tokens a second. A call takes one token (AllowN, WaitN and ReserveN
+// take n); it is admitted when the tokens are there. So burst calls may go
+// through at once, and over any stretch of time t no more than rate·t +
+// burst tokens are taken. These are the semantics of
+// golang.org/x/time/rate's Limiter.
+//
+// It is a [Guard]: wrap it with [Guarded] to limit the calls of a policy. As
+// a guard it refuses at once, with an error matching [ErrRateLimited] that
+// says how long until a token is there (see [RateLimitError]), unless
+// [WithRateLimitWait] lets a call wait. Used directly, Allow decides at
+// once, Wait waits with a context, Reserve books tokens that Cancel gives
+// back, and Tokens tells how many are left.
+//
+// Special cases: a rate of 0 never refills, so the first burst tokens are
+// all there ever are; a burst of 0 admits nothing (at any rate but
+// [RateUnlimited]); RateUnlimited admits everything.
+//
+// Time is counted in whole nanoseconds: the interval between two tokens,
+// 1/rate, is rounded to the nearest nanosecond (3 a second is one token
+// every 333,333,333 ns), and the arithmetic is exact from then on, so no
+// error builds up however long the limiter runs. A clock that goes
+// backwards never adds tokens: the time lost is simply made up again.
+//
+// The limiter is the generic cell rate algorithm: its whole state is one
+// atomic word, the time at which the bucket will be full again, so deciding
+// takes one reading of the clock and one compare-and-swap, and allocates
+// nothing. A RateLimiter is safe for concurrent use; make one with
+// [NewRateLimiter] (the zero value is not a usable limiter).
+type RateLimiter struct {
+	// tat is the theoretical arrival time of the algorithm: when the bucket
+	// will be full again if nothing more is taken, in nanoseconds since
+	// epoch. The rest is read-only, kept off tat's cache line so that
+	// callers on other cores keep reading it while tat changes hands.
+	tat atomic.Int64
+	_   [56]byte
+	gcra
+	wait time.Duration
+	common
+}
+
+// gcra is the arithmetic of a rate and a burst that a RateLimiter and a
+// KeyedRateLimiter share. A bucket's state is its theoretical arrival time
+// tat: it holds burst − (tat − t)/interval tokens at time t, or burst when
+// tat ≤ t. Taking n tokens at t moves tat to max(tat, t) + n·interval,
+// which is allowed when the result is at most t + tau.
+type gcra struct {
+	interval int64 // ns a token takes to come back; 0: no limit
+	tau      int64 // burst·interval, how far tat may run ahead of now; MaxInt64 with no limit
+	maxN     int64 // most tokens one call can get: the burst, or MaxInt64 with no limit
+	frozen   bool  // rate 0: time adds no tokens, so it is not read at all
+	burst    int
+	epoch    time.Time // time 0 of tat, on the limiter's clock
+}
+
+const (
+	// maxRefill bounds the time a bucket takes to fill (36 years), and
+	// maxSpan the times the limiter counts in (73 years either side of its
+	// creation), so that no sum of them overflows.
+	maxRefill = 1 << 60
+	maxSpan   = 1 << 61
+)
+
+// newGCRA checks rate and burst for the constructor fn and returns their
+// arithmetic.
+func newGCRA(fn string, rate float64, burst int, c *common) gcra {
+	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+		panic(fmt.Sprintf("resilience: %s: rate must be a finite number of tokens a second, at least 0, got %v (RateUnlimited means no limit)", fn, rate))
+	}
+	if burst < 0 {
+		panic(fmt.Sprintf("resilience: %s: burst must not be negative, got %d", fn, burst))
+	}
+	g := gcra{burst: burst, maxN: int64(burst), epoch: c.now()}
+	switch iv := math.Round(1e9 / rate); {
+	case rate == 0:
+		g.frozen, g.interval, g.tau = true, 1, int64(burst)
+	case iv < 1:
+		g.tau, g.maxN = math.MaxInt64, math.MaxInt64
+	case iv*float64(max(burst, 1)) > maxRefill:
+		panic(fmt.Sprintf("resilience: %s: rate %v with burst %d takes more than 36 years to refill", fn, rate, burst))
+	default:
+		g.interval = int64(iv)
+		g.tau = g.interval * int64(burst)
+	}
+	return g
+}
+
+// nowNs returns the time on c in nanoseconds since epoch, within ±maxSpan.
+func (g *gcra) nowNs(c *common) int64 {
+	if g.frozen {
+		return 0
+	}
+	var d time.Duration
+	if c.clock == nil {
+		d = time.Since(g.epoch)
+	} else {
+		d = c.clock.Now().Sub(g.epoch)
+	}
+	return min(max(int64(d), -maxSpan), maxSpan)
+}
+
+// take moves tat to make room for cost at t. It returns tat's new value
+// and how long from t until the tokens are there (≤ 0: now); ok is false,
+// and tat unchanged, when that is more than maxWait.
+func (g *gcra) take(tat, t, cost, maxWait int64) (next, wait int64, ok bool) {
+	next = max(tat, t) + cost
+	wait = next - t - g.tau
+	return next, wait, wait <= maxWait
+}
+
+// never reports whether n tokens can never be had: more than the burst,
+// or more than a rate of 0 has left.
+func (g *gcra) never(n int64, wait int64) bool {
+	return n > g.maxN || (g.frozen && wait > 0)
+}
+
+// tokens returns the tokens in a bucket whose state is tat, at t.
+func (g *gcra) tokens(tat, t int64) float64 {
+	if g.interval == 0 {
+		return math.Inf(1)
+	}
+	return float64(g.tau-(max(tat, t)-t)) / float64(g.interval)
+}
+
+// rate returns the rate enforced, in tokens a second.
+func (g *gcra) rate() float64 {
+	switch {
+	case g.frozen:
+		return 0
+	case g.interval == 0:
+		return RateUnlimited
+	}
+	return 1e9 / float64(g.interval)
+}
+
+// checkN panics if n is negative, naming the method fn.
+func checkN(fn string, n int) {
+	if n < 0 {
+		panic(fmt.Sprintf("resilience: %s: n must not be negative, got %d", fn, n))
+	}
+}
+
+// NewRateLimiter returns a limiter that admits rate tokens a second on
+// average, and up to burst at once; its bucket starts full. Rate 0 never
+// refills; [RateUnlimited] admits everything; see [RateLimiter] for the
+// exact semantics and the rounding of the rate to a whole number of
+// nanoseconds per token.
+//
+// NewRateLimiter panics if rate is NaN, infinite or negative, if burst is
+// negative, if the bucket would take more than 36 years to refill, or if an
+// option is invalid.
+func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimiter {
+	var cfg rateLimitConfig
+	for _, o := range opts {
+		if o == nil {
+			panic("resilience: NewRateLimiter: option is nil")
+		}
+		o.applyRateLimit(&cfg)
+	}
+	return &RateLimiter{gcra: newGCRA("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}
+}
+
+// RateLimitOption configures [NewRateLimiter] and [NewKeyedRateLimiter].
+// [Option] ([WithClock], [WithObserver], [WithName]) is one too.
+type RateLimitOption interface {
+	applyRateLimit(*rateLimitConfig)
+	KeyedRateLimitOption
+}
+
+type rateLimitConfig struct {
+	wait time.Duration
+	common
+}
+
+type rateLimitOptionFunc func(*rateLimitConfig)
+
+func (f rateLimitOptionFunc) applyRateLimit(c *rateLimitConfig) { f(c) }
+
+func (o Option) applyRateLimit(c *rateLimitConfig) { o.set(&c.common) }
+
+// WithRateLimitWait lets a call through the limiter as a [Guard] wait up to
+// d for its token, instead of being refused at once. A call whose token
+// comes later than that, or after its context's deadline, is still refused
+// at once, without waiting in vain. The default, 0, is not to wait. Wait
+// and WaitN are not bound by it. It panics if d is negative.
+func WithRateLimitWait(d time.Duration) RateLimitOption {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: WithRateLimitWait: wait must not be negative, got %v", d))
+	}
+	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.wait = d })
+}
+
+// Rate returns the rate the limiter enforces, in tokens a second: the rate
+// it was given with the interval between tokens rounded to a whole number
+// of nanoseconds, 0, or [RateUnlimited].
+func (l *RateLimiter) Rate() float64 { return l.rate() }
+
+// Burst returns the most tokens the bucket holds.
+func (l *RateLimiter) Burst() int { return l.burst }
+
+// Tokens returns the number of tokens in the bucket now: at most the
+// burst, fractional while one refills, and negative when reservations have
+// booked tokens that are not back yet. It is +Inf with [RateUnlimited].
+func (l *RateLimiter) Tokens() float64 { return l.tokens(l.tat.Load(), l.nowNs(&l.common)) }
+
+// Allow takes a token if one is there, and reports whether it did. It
+// never waits. A refusal is reported to the observer as an
+// [EventRefused], with no context.
+func (l *RateLimiter) Allow() bool {
+	t := l.nowNs(&l.common)
+	for {
+		tat := l.tat.Load()
+		next := max(tat, t) + l.interval
+		if next-t > l.tau {
+			if l.observer != nil {
+				l.refusedEvent(context.Background(), ErrRateLimited, next-t-l.tau, 1)
+			}
+			return false
+		}
+		if l.tat.CompareAndSwap(tat, next) {
+			return true
+		}
+	}
+}
+
+// AllowN takes n tokens if they are all there, and reports whether it did.
+// It never waits, and is false when n is more than the burst (unless the
+// rate is [RateUnlimited]). AllowN(0) takes nothing and is always true. It
+// panics if n is negative.
+func (l *RateLimiter) AllowN(n int) bool {
+	checkN("RateLimiter.AllowN", n)
+	t := l.nowNs(&l.common)
+	for {
+		tat := l.tat.Load()
+		next, wait, ok := l.take(tat, t, int64(min(n, l.burst+1))*l.interval, 0)
+		if !ok || int64(n) > l.maxN {
+			if l.observer != nil {
+				l.refusedEvent(context.Background(), ErrRateLimited, wait, int64(n))
+			}
+			return false
+		}
+		if next == tat || l.tat.CompareAndSwap(tat, next) {
+			return true
+		}
+	}
+}
+
+// refusedEvent reports a refusal with the time until the tokens are there
+// as its hint, none when they never will be.
+func (l *RateLimiter) refusedEvent(ctx context.Context, err error, wait, n int64) {
+	if l.never(n, wait) {
+		wait = 0
+	}
+	l.observe(ctx, Event{Kind: EventRefused, Component: "ratelimiter", Err: err, Wait: time.Duration(max(wait, 0))})
+}

@@ -1,0 +1,94 @@
+package resilience
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestRateLimiterAllocatesNothing(t *testing.T) {
+	ctx := context.Background()
+	l := NewRateLimiter(1e9, 1000)
+	keyed := NewKeyedRateLimiter[string](1000, 1_000_000)
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "user-" + strconv.Itoa(i)
+		keyed.Allow(keys[i])
+	}
+	i := 0
+	nextKey := func() string {
+		i = (i + 1) % len(keys)
+		return keys[i]
+	}
+	keyOf := func(context.Context) string { return nextKey() }
+	refusing := NewRateLimiter(1, 1)
+	refusing.Allow()
+	observed := NewRateLimiter(1e9, 1000, WithObserver(ObserverFunc(func(context.Context, Event) {})))
+	guarded, composed := Guarded[int](l), Compose(passThrough[int]{}, Guarded[int](l))
+	guardedObserved, guardedKeyed := Guarded[int](observed), Guarded[int](keyed.Guard(keyOf))
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"Allow", func() { l.Allow() }},
+		{"AllowN", func() { l.AllowN(3) }},
+		{"Allow refused", func() { refusing.Allow() }},
+		{"Tokens", func() { _ = l.Tokens() }},
+		{"Guarded", func() { _, _ = guarded.Execute(ctx, succeed) }},
+		{"Compose", func() { _, _ = composed.Execute(ctx, succeed) }},
+		{"Enter", func() {
+			done, _ := l.Enter(ctx)
+			done(nil)
+		}},
+		{"Guarded observed", func() { _, _ = guardedObserved.Execute(ctx, succeed) }},
+		{"Allow refused observed", func() {
+			refusing.observer = observed.observer
+			refusing.Allow()
+		}},
+		{"keyed Allow", func() { keyed.Allow(nextKey()) }},
+		{"keyed Guarded", func() { _, _ = guardedKeyed.Execute(ctx, succeed) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if allocs := testing.AllocsPerRun(1000, tc.f); allocs != 0 {
+				t.Errorf("%s allocates %v times per call, want 0", tc.name, allocs)
+			}
+		})
+	}
+}
+
+// setClock is a clock that reads what it was set to.
+type setClock struct{ t time.Time }
+
+func (c *setClock) Now() time.Time { return c.t }
+func (c *setClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(parent, d)
+}
+
+func TestKeyedRateLimiterForgottenKeyGetsNothingFromAClockGoingBack(t *testing.T) {
+	clk := &setClock{t: time.Unix(0, 0)}
+	l := NewKeyedRateLimiter[string](1, 1, WithClock(clk))
+	clk.t = clk.t.Add(10 * time.Second)
+	if !l.Allow("alice") {
+		t.Fatal("Allow(alice) = false on a full bucket")
+	}
+	clk.t = clk.t.Add(2 * time.Second) // alice's bucket is full again: she is forgotten
+	now := l.nowNs(&l.common)
+	for i := range l.shards {
+		s := &l.shards[i]
+		s.mu.Lock()
+		l.sweep(s, now)
+		s.mu.Unlock()
+	}
+	if n := l.Len(); n != 0 {
+		t.Fatalf("Len() = %d after the sweep, want 0", n)
+	}
+	clk.t = clk.t.Add(-1500 * time.Millisecond) // back to half a second after her call
+	if l.Allow("alice") {
+		t.Error("Allow(alice) = true: forgetting her in the future gave her a token she had not earned")
+	}
+	if tokens := l.Tokens("alice"); tokens > 0 {
+		t.Errorf("Tokens(alice) = %v, want none", tokens)
+	}
+}

@@ -1,0 +1,170 @@
+package resilience_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/faf87a20/resilience"
+)
+
+func TestKeyedRateLimiterKeysAreIndependent(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewKeyedRateLimiter[string](1, 2, resilience.WithClock(clk))
+	assert.Equal(t, []bool{true, true, false}, []bool{l.Allow("alice"), l.Allow("alice"), l.Allow("alice")})
+	assert.True(t, l.Allow("bob"), "alice's calls take nothing from bob")
+	assert.Equal(t, 0.0, l.Tokens("alice"))
+	assert.Equal(t, 1.0, l.Tokens("bob"))
+	assert.Equal(t, 2.0, l.Tokens("carol"), "a key never seen has a full bucket")
+	assert.Equal(t, 2, l.Len(), "asking about carol does not store her")
+	assert.False(t, l.AllowN("dave", 3), "more than the burst")
+	assert.Equal(t, 2, l.Len())
+	assert.Equal(t, 1.0, l.Rate())
+	assert.Equal(t, 2, l.Burst())
+
+	clk.Add(time.Second)
+	assert.True(t, l.Allow("alice"))
+	assert.False(t, l.Allow("alice"))
+
+	unlimited := resilience.NewKeyedRateLimiter[int](resilience.RateUnlimited, 0)
+	assert.True(t, unlimited.AllowN(1, 1000))
+	assert.Zero(t, unlimited.Len(), "no limit, nothing to remember")
+}
+
+// TestKeyedRateLimiterForgettingChangesNoDecision runs a long random trace
+// over many keys twice: through a keyed limiter, which forgets keys whose
+// buckets have refilled, and through one RateLimiter a key, which forgets
+// nothing. Every decision must be the same, and keys must have been
+// forgotten on the way.
+func TestKeyedRateLimiterForgettingChangesNoDecision(t *testing.T) {
+	for _, burst := range []int{1, 3} {
+		t.Run("burst "+strconv.Itoa(burst), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(burst), 7))
+			clk := newManualClock()
+			keyed := resilience.NewKeyedRateLimiter[int](1000, burst, resilience.WithClock(clk))
+			single := map[int]*resilience.RateLimiter{}
+			forgot := false
+			for i := range 20000 {
+				clk.Add(time.Duration(rng.IntN(300)) * time.Microsecond)
+				key, n := rng.IntN(200), rng.IntN(burst+2)
+				if single[key] == nil {
+					single[key] = resilience.NewRateLimiter(1000, burst, resilience.WithClock(clk))
+				}
+				want := single[key].AllowN(n)
+				require.Equal(t, want, keyed.AllowN(key, n), "call %d: AllowN(%d, %d)", i, key, n)
+				require.Equal(t, single[key].Tokens(), keyed.Tokens(key), "call %d: Tokens(%d)", i, key)
+				if keyed.Len() < len(single) {
+					forgot = true
+				}
+			}
+			assert.True(t, forgot, "no key was ever forgotten")
+
+			// An hour later, new keys coming to every part of the table
+			// sweep the old ones away.
+			clk.Add(time.Hour)
+			for key := 1000; key < 3000; key++ {
+				keyed.Allow(key)
+			}
+			assert.Equal(t, 2000, keyed.Len(), "only the new keys are left")
+		})
+	}
+}
+
+func TestKeyedRateLimiterMaxKeys(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewKeyedRateLimiter[string](1, 1, resilience.WithClock(clk), resilience.WithRateLimitMaxKeys(2))
+	require.True(t, l.Allow("alice"))
+	clk.Add(400 * time.Millisecond)
+	require.True(t, l.Allow("bob"))
+	assert.False(t, l.Allow("carol"), "the table is full of buckets still refilling")
+	assert.True(t, l.AllowN("carol", 0), "taking nothing needs no room")
+
+	_, err := resilience.Guarded[int](l.Guard(func(context.Context) string { return "carol" })).Execute(context.Background(), okCall)
+	require.ErrorIs(t, err, resilience.ErrRateLimited)
+	assert.Equal(t, "resilience: rate limited: the limiter holds as many keys as it may", err.Error())
+	hint, _ := resilience.RetryAfter(err)
+	assert.Equal(t, 600*time.Millisecond, hint, "until alice's bucket is full and she can be forgotten")
+
+	clk.Add(hint)
+	assert.True(t, l.Allow("carol"))
+	assert.Equal(t, 2, l.Len(), "alice made room")
+	assert.Equal(t, 1.0, l.Tokens("alice"))
+}
+
+type userKey struct{}
+
+func userOf(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
+
+func TestKeyedRateLimiterGuard(t *testing.T) {
+	clk := newManualClock()
+	events := &rateEvents{}
+	l := resilience.NewKeyedRateLimiter[string](2, 1, resilience.WithClock(clk), resilience.WithObserver(events))
+	p := resilience.Guarded[int](l.Guard(userOf))
+	alice := context.WithValue(context.Background(), userKey{}, "alice")
+	bob := context.WithValue(context.Background(), userKey{}, "bob")
+
+	_, err := p.Execute(alice, okCall)
+	require.NoError(t, err)
+	clk.Add(100 * time.Millisecond)
+	_, err = p.Execute(alice, okCall)
+	require.ErrorIs(t, err, resilience.ErrRateLimited)
+	hint, _ := resilience.RetryAfter(err)
+	assert.Equal(t, 400*time.Millisecond, hint)
+	_, err = p.Execute(bob, okCall)
+	assert.NoError(t, err)
+	require.Len(t, events.events, 1)
+	assert.Equal(t, resilience.EventRefused, events.events[0].Kind)
+	assert.Equal(t, "ratelimiter", events.events[0].Component)
+	assert.Equal(t, 400*time.Millisecond, events.events[0].Wait)
+
+	done, err := l.Guard(userOf).Enter(bob)
+	require.ErrorIs(t, err, resilience.ErrRateLimited)
+	assert.Nil(t, done)
+	clk.Add(500 * time.Millisecond)
+	done, err = l.Guard(userOf).Enter(bob)
+	require.NoError(t, err)
+	done(nil)
+}
+
+func TestKeyedRateLimiterWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		l := resilience.NewKeyedRateLimiter[string](10, 1, resilience.WithRateLimitWait(time.Second))
+		p := resilience.Guarded[int](l.Guard(userOf))
+		alice := context.WithValue(ctx, userKey{}, "alice")
+
+		start := time.Now()
+		require.NoError(t, l.Wait(ctx, "alice"))
+		_, err := p.Execute(alice, okCall)
+		require.NoError(t, err)
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "the guard waited for alice's token")
+
+		short, cancel := context.WithTimeout(alice, 50*time.Millisecond)
+		defer cancel()
+		start = time.Now()
+		err = l.Wait(short, "alice")
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.ErrorIs(t, err, resilience.ErrRateLimited)
+		assert.Zero(t, time.Since(start))
+		assert.ErrorIs(t, l.WaitN(ctx, "alice", 2), resilience.ErrRateLimited)
+
+		giveUp, cancelGiveUp := context.WithCancel(ctx)
+		go func() {
+			time.Sleep(30 * time.Millisecond)
+			cancelGiveUp()
+		}()
+		assert.Equal(t, context.Canceled, l.Wait(giveUp, "alice"))
+		assert.InDelta(t, 0.3, l.Tokens("alice"), 1e-9, "the booked token is back")
+		time.Sleep(70 * time.Millisecond)
+		assert.True(t, l.Allow("alice"))
+	})
+}

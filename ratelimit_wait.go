@@ -1,0 +1,309 @@
+package resilience
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// RateLimitError is the error of a call refused by a [RateLimiter] or a
+// [KeyedRateLimiter]. It matches [ErrRateLimited]. When the refusal came
+// because the tokens would have come after the context's deadline, it
+// matches context.DeadlineExceeded too.
+//
+// RetryAfter tells how long until the tokens asked for are there, as of the
+// refusal, so a [Retry] outside the limiter waits just that long. It is 0,
+// no hint, when waiting would never help: more tokens were asked for than
+// the burst, or a rate of 0 has spent its burst.
+type RateLimitError struct {
+	after    time.Duration
+	why      rateLimitReason
+	n, burst int // for the message when n can never be had
+}
+
+type rateLimitReason uint8
+
+const (
+	rateLimitRefused  rateLimitReason = iota // no token now, and no waiting for it
+	rateLimitDeadline                        // the token comes after ctx's deadline
+	rateLimitTooMany                         // n is more than the burst
+	rateLimitSpent                           // a rate of 0 has no tokens left
+	rateLimitKeys                            // a keyed limiter holds as many keys as it may
+)
+
+// Error describes the refusal: "resilience: rate limited", followed by a
+// reason when there is more to say.
+func (e *RateLimitError) Error() string {
+	const prefix = "resilience: rate limited"
+	switch e.why {
+	case rateLimitDeadline:
+		return prefix + ": the tokens would come after the context's deadline"
+	case rateLimitTooMany:
+		return fmt.Sprintf("%s: %d tokens asked for, more than the burst of %d", prefix, e.n, e.burst)
+	case rateLimitSpent:
+		return prefix + ": a rate of 0 has no tokens left"
+	case rateLimitKeys:
+		return prefix + ": the limiter holds as many keys as it may"
+	}
+	return prefix
+}
+
+// Is reports whether target is ErrRateLimited, or context.DeadlineExceeded
+// for a refusal because of the context's deadline.
+func (e *RateLimitError) Is(target error) bool {
+	return target == ErrRateLimited || (e.why == rateLimitDeadline && target == context.DeadlineExceeded)
+}
+
+// RetryAfter returns the time from the refusal until the tokens are there,
+// or 0 when they never will be.
+func (e *RateLimitError) RetryAfter() time.Duration { return e.after }
+
+// reason says why a call for n tokens that come in wait was refused, when
+// it may wait no longer than limit.
+func (g *gcra) reason(wait int64, n int, limit time.Duration) rateLimitReason {
+	switch {
+	case int64(n) > g.maxN:
+		return rateLimitTooMany
+	case g.frozen:
+		return rateLimitSpent
+	case wait > int64(limit):
+		return rateLimitRefused
+	}
+	return rateLimitDeadline
+}
+
+// refusal returns the error of a call for n tokens refused because they
+// come in wait, more than limit allows, or never.
+func (g *gcra) refusal(wait int64, n int, limit time.Duration) *RateLimitError {
+	return g.refusalFor(g.reason(wait, n, limit), wait, n)
+}
+
+// refusalFor returns the error of a call for n tokens refused for why,
+// with a hint of wait where waiting would help.
+func (g *gcra) refusalFor(why rateLimitReason, wait int64, n int) *RateLimitError {
+	switch why {
+	case rateLimitTooMany:
+		return &RateLimitError{why: why, n: n, burst: g.burst}
+	case rateLimitSpent:
+		return &RateLimitError{why: why}
+	}
+	return &RateLimitError{after: time.Duration(max(wait, 0)), why: why}
+}
+
+// observeRefusal reports err to the observer, if there is one, and returns
+// it.
+func (c *common) observeRefusal(ctx context.Context, err *RateLimitError) error {
+	if c.observer != nil {
+		c.observe(ctx, Event{Kind: EventRefused, Component: "ratelimiter", Err: err, Wait: err.after})
+	}
+	return err
+}
+
+// Wait takes a token, waiting for it as long as it takes, as WaitN(ctx, 1)
+// does.
+func (l *RateLimiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
+
+// WaitN takes n tokens, waiting until they are there. It returns nil once
+// it has them; ctx's error if ctx ends first (the tokens are then given
+// back, unless later callers have counted on them); and at once, without
+// waiting, a [*RateLimitError] when the tokens would come after ctx's
+// deadline (it matches context.DeadlineExceeded as well as
+// [ErrRateLimited]) or can never be had: n is more than the burst, or a
+// rate of 0 has spent it. [WithRateLimitWait] does not bound it. It panics
+// if n is negative.
+//
+// While it waits, it reports an [EventWaitStarted] and an [EventWaitEnded]
+// to the observer.
+func (l *RateLimiter) WaitN(ctx context.Context, n int) error {
+	checkN("RateLimiter.WaitN", n)
+	return l.waitN(ctx, n, maxDuration)
+}
+
+// waitN takes n tokens, waiting for them up to limit and within ctx's
+// deadline.
+func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) error {
+	if int64(n) > l.maxN {
+		return l.observeRefusal(ctx, l.refusal(0, n, limit))
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cost := int64(n) * l.interval
+	t := l.nowNs(&l.common)
+	budget := int64(limit)
+	if d, ok := ctx.Deadline(); ok {
+		budget = min(budget, int64(-l.since(d)))
+	}
+	for {
+		tat := l.tat.Load()
+		next, wait, ok := l.take(tat, t, cost, budget)
+		if !ok || (l.frozen && wait > 0) {
+			return l.observeRefusal(ctx, l.refusal(wait, n, limit))
+		}
+		if next == tat || l.tat.CompareAndSwap(tat, next) {
+			if wait <= 0 {
+				return nil
+			}
+			// If ctx ends first, the tokens go back unless a later booking
+			// has counted on them being gone (then tat has moved on).
+			return l.sleepBooked(ctx, wait, func() { l.tat.CompareAndSwap(next, next-cost) })
+		}
+	}
+}
+
+// sleepBooked waits the wait of a booking. If ctx ends first it calls
+// giveBack and returns ctx's error. It reports the wait to the observer.
+func (c *common) sleepBooked(ctx context.Context, wait int64, giveBack func()) error {
+	var start time.Time
+	if c.observer != nil {
+		start = c.now()
+		c.observe(ctx, Event{Kind: EventWaitStarted, Component: "ratelimiter"})
+	}
+	var err error
+	if !c.sleep(ctx, time.Duration(wait)) {
+		giveBack()
+		err = ctx.Err()
+	}
+	if c.observer != nil {
+		c.observe(ctx, Event{Kind: EventWaitEnded, Component: "ratelimiter", Err: err, Wait: c.since(start)})
+	}
+	return err
+}
+
+// Enter takes a token, as the limiter's [Guard]. Without
+// [WithRateLimitWait] it decides at once: a call with no token there is
+// refused with a [*RateLimitError] whose RetryAfter says when one will be.
+// With it, a call whose token comes within the wait waits for it, and is
+// refused at once otherwise; see WaitN for the errors. The done function
+// it returns does nothing but report to an [OutcomeObserver]; it costs no
+// allocation otherwise.
+func (l *RateLimiter) Enter(ctx context.Context) (done func(err error), err error) {
+	ticket, err := l.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return l.doneFunc(l.epoch, ticket), nil
+}
+
+func (l *RateLimiter) enter(ctx context.Context) (uint64, error) {
+	t := l.nowNs(&l.common)
+	for {
+		tat := l.tat.Load()
+		next := max(tat, t) + l.interval
+		if next-t > l.tau {
+			return l.enterSlow(ctx, next-t-l.tau)
+		}
+		if l.tat.CompareAndSwap(tat, next) {
+			return l.admitted(l.epoch), nil
+		}
+	}
+}
+
+// enterSlow refuses a call whose token comes in wait, or lets it wait.
+func (l *RateLimiter) enterSlow(ctx context.Context, wait int64) (uint64, error) {
+	if l.wait == 0 {
+		return 0, l.observeRefusal(ctx, l.refusal(wait, 1, 0))
+	}
+	if err := l.waitN(ctx, 1, l.wait); err != nil {
+		return 0, err
+	}
+	return l.admitted(l.epoch), nil
+}
+
+func (l *RateLimiter) exit(ticket uint64, err error) { l.callEnded(l.epoch, ticket, err) }
+
+// admitted returns the ticket of a call a limiter admitted: the time since
+// epoch, when an OutcomeObserver wants the call's duration.
+func (c *common) admitted(epoch time.Time) uint64 {
+	if !c.outcomes {
+		return 0
+	}
+	return uint64(c.since(epoch))
+}
+
+// callEnded reports the outcome of a call a limiter admitted to an
+// OutcomeObserver.
+func (c *common) callEnded(epoch time.Time, ticket uint64, err error) {
+	if c.outcomes {
+		d := c.since(epoch) - time.Duration(ticket)
+		c.observe(context.Background(), Event{Kind: EventCallEnded, Component: "ratelimiter", Err: err, Duration: d})
+	}
+}
+
+// doneFunc returns the done function of a call a limiter admitted.
+func (c *common) doneFunc(epoch time.Time, ticket uint64) func(error) {
+	if !c.outcomes {
+		return ignoreOutcome
+	}
+	return func(err error) { c.callEnded(epoch, ticket, err) }
+}
+
+// ignoreOutcome is the done function of a guard that needs no outcome.
+var ignoreOutcome = func(error) {}
+
+// Reserve books a token, as ReserveN(1) does.
+func (l *RateLimiter) Reserve() *Reservation { return l.ReserveN(1) }
+
+// ReserveN books n tokens for the caller, who may use them once the
+// reservation's Delay has passed, or give them back with Cancel. It never
+// waits and, unlike AllowN, books the tokens however far in the future
+// they come; it reports nothing to the observer. The reservation is not OK
+// when the tokens can never be had: n is more than the burst, or a rate of
+// 0 has spent it. It panics if n is negative.
+func (l *RateLimiter) ReserveN(n int) *Reservation {
+	checkN("RateLimiter.ReserveN", n)
+	r := &Reservation{l: l}
+	if int64(n) > l.maxN {
+		return r
+	}
+	cost := int64(n) * l.interval
+	t := l.nowNs(&l.common)
+	for {
+		tat := l.tat.Load()
+		next, wait, _ := l.take(tat, t, cost, math.MaxInt64)
+		if l.frozen && wait > 0 {
+			return r
+		}
+		if next == tat || l.tat.CompareAndSwap(tat, next) {
+			r.ok, r.next, r.cost, r.act = true, next, cost, t+max(wait, 0)
+			return r
+		}
+	}
+}
+
+// Reservation is tokens booked by [RateLimiter.ReserveN]. It is safe for
+// concurrent use.
+type Reservation struct {
+	l               *RateLimiter
+	ok              bool
+	next, cost, act int64 // tat after the booking, its cost, when the tokens are there
+	cancelled       atomic.Bool
+}
+
+// OK reports whether the tokens were booked. A reservation that is not OK
+// holds nothing.
+func (r *Reservation) OK() bool { return r.ok }
+
+// Delay returns how long from now until the tokens are there: 0 once they
+// are, and the largest Duration for a reservation that is not OK.
+func (r *Reservation) Delay() time.Duration {
+	if !r.ok {
+		return maxDuration
+	}
+	return time.Duration(max(r.act-r.l.nowNs(&r.l.common), 0))
+}
+
+// Cancel gives the tokens back, so that other callers may have them. It
+// gives nothing back once their time has passed (the caller is taken to
+// have used them), nor when tokens were booked after these: the later
+// booking was timed on these being gone, and giving them back would let
+// more through than the rate allows. Cancel does nothing the second time,
+// nor for a reservation that is not OK.
+func (r *Reservation) Cancel() {
+	if !r.ok || r.cost == 0 || r.cancelled.Swap(true) || r.act < r.l.nowNs(&r.l.common) {
+		return
+	}
+	r.l.tat.CompareAndSwap(r.next, r.next-r.cost)
+}
