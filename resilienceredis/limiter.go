@@ -141,9 +141,7 @@ func (l *Limiter) decide(ctx context.Context, key string, n int, maxWait time.Du
 	if dl, ok := ctx.Deadline(); ok {
 		waitUs = min(waitUs, int64(time.Until(dl)/time.Microsecond))
 	}
-	rctx, cancel := context.WithTimeout(ctx, l.timeout)
-	d, err := l.run(rctx, key, n, max(waitUs, 0))
-	cancel()
+	d, err := l.ask(ctx, key, n, max(waitUs, 0))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()

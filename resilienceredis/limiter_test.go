@@ -3,6 +3,7 @@ package resilienceredis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,14 @@ import (
 )
 
 var ctxBG = context.Background()
+
+var keySeq atomic.Int64
+
+// uniqueKey names a key no other test and no earlier run used on the
+// shared server.
+func uniqueKey(t *testing.T) string {
+	return fmt.Sprintf("%s-%d-%d", t.Name(), time.Now().UnixNano(), keySeq.Add(1))
+}
 
 // frozen returns a limiter on a miniredis whose clock stands still at t0
 // until the test moves it.
@@ -108,7 +117,7 @@ func TestRealServer(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
 	defer c.Close()
 	l := resilienceredis.NewLimiter(c, 0.001, 3) // no refill within the test
-	key := t.Name()
+	key := uniqueKey(t)
 	for range 3 {
 		require.NoError(t, l.Allow(ctxBG, key))
 	}
@@ -132,7 +141,7 @@ func TestRealServer(t *testing.T) {
 // burst between them.
 func TestFleet(t *testing.T) {
 	const rate, burst, clients, workers = 200.0, 20, 3, 4
-	key := t.Name()
+	key := uniqueKey(t)
 	start := time.Now()
 	var admitted, refused atomic.Int64
 	var wg sync.WaitGroup
