@@ -10,8 +10,11 @@ require (
 	github.com/eapache/go-resiliency v1.7.0
 	github.com/faf87a20/resilience v0.0.0-00010101000000-000000000000
 	github.com/faf87a20/resilience/resilienceotel v0.0.0-00010101000000-000000000000
+	github.com/faf87a20/resilience/resilienceredis v0.0.0-00010101000000-000000000000
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/graph-gophers/dataloader/v7 v7.1.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -28,7 +31,10 @@ require (
 	go.opentelemetry.io/otel v1.47.0 // indirect
 	go.opentelemetry.io/otel/log v1.47.0 // indirect
 	go.opentelemetry.io/otel/trace v1.47.0 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 )
 
 replace github.com/faf87a20/resilience/resilienceotel => ../resilienceotel
+
+replace github.com/faf87a20/resilience/resilienceredis => ../resilienceredis

@@ -51,8 +51,9 @@ type Limiter struct {
 	client      Scripter
 	interval    int64 // microseconds between two tokens
 	tau         int64 // microseconds: interval times burst
-	intervalArg string
-	tauArg      string
+	intervalArg any   // the interval and tau as the script's arguments
+	tauArg      any
+	sha         string
 	burst       int
 	rate        float64
 	timeout     time.Duration
@@ -85,7 +86,7 @@ func NewLimiter(client Scripter, rate float64, burst int, opts ...Option) *Limit
 	}
 	l := &Limiter{
 		client: client, interval: iv, tau: iv * int64(burst),
-		intervalArg: itoa(iv), tauArg: itoa(iv * int64(burst)),
+		intervalArg: itoa(iv), sha: script.Hash(), tauArg: itoa(iv * int64(burst)),
 		burst: burst, rate: 1e6 / float64(iv),
 		timeout: cfg.timeout, wait: cfg.wait, prefix: cfg.prefix, closed: cfg.closed,
 		observer: cfg.observer, name: cfg.name,
@@ -239,4 +240,3 @@ func (g *guard) Enter(ctx context.Context) (func(err error), error) {
 	}
 	return nothing, nil
 }
-

@@ -69,10 +69,8 @@ type decision struct {
 // run asks the server for one decision: one round trip, EVALSHA, and a
 // second one, EVAL, only when the server does not hold the script yet
 // (after a restart or SCRIPT FLUSH).
-func (l *Limiter) run(ctx context.Context, key string, n int, maxWait int64) (decision, error) {
-	keys := []string{l.prefix + key}
-	args := []any{l.intervalArg, l.tauArg, n, maxWait}
-	res, err := l.client.EvalSha(ctx, script.Hash(), keys, args...).Slice()
+func (l *Limiter) run(ctx context.Context, keys []string, args []any) (decision, error) {
+	res, err := l.client.EvalSha(ctx, l.sha, keys, args...).Slice()
 	if err != nil && isNoScript(err) {
 		res, err = l.client.Eval(ctx, gcraScript, keys, args...).Slice()
 	}
@@ -94,5 +92,6 @@ func isNoScript(err error) bool {
 	return strings.HasPrefix(err.Error(), "NOSCRIPT")
 }
 
-// itoa is strconv.FormatInt for the fixed arguments, built once.
-func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+// itoa is strconv.FormatInt for the fixed arguments, built once and
+// boxed once.
+func itoa(v int64) any { return strconv.FormatInt(v, 10) }
