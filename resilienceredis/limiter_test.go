@@ -217,3 +217,20 @@ func TestBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { require.PanicsWithValue(t, tc.msg, tc.f) })
 	}
 }
+
+// TestAllocs pins the allocations of an admitted decision against the real
+// server: the request, its goroutine and its context cost nothing; what
+// remains is the client's own (the command, its arguments, the reply).
+func TestAllocs(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
+	defer c.Close()
+	l := resilienceredis.NewLimiter(c, 1e6, 1_000_000)
+	key := uniqueKey(t)
+	require.NoError(t, l.Allow(ctxBG, key))
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := l.Allow(ctxBG, key); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 12.0)
+}
