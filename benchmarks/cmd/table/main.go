@@ -83,7 +83,8 @@ func parse(r io.Reader) ([]row, error) {
 // rows it does not name come after, as they came.
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
-	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent"}
+	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
+	"RedisRateLimit", "RedisRateLimitParallel"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -146,9 +147,11 @@ var targets = map[string][]target{
 		{maxAllocs: -1, minSpeed: 2.5, text: "default ≥ 2.5× failsafe-go"},
 		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
 	},
-	"ComposedChild":         {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
-	"ComposedChildParallel": {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
-	"BatchPerItem":          {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"ComposedChild":          {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"ComposedChildParallel":  {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"BatchPerItem":           {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"RedisRateLimit":         {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"RedisRateLimitParallel": {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
 	"ObservedRetrySuccess": {
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},
