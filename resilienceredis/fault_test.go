@@ -99,10 +99,12 @@ func TestFaults(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: srv.addr})
 	defer c.Close()
 	var open, closed recorder
-	lo := resilienceredis.NewLimiter(c, 10, 4, resilienceredis.WithTimeout(faultTimeout),
+	lo := resilienceredis.NewLimiter(c, 0.1, 4, // the local share refills a token every 20 s: none in the test
+		resilienceredis.WithTimeout(faultTimeout),
 		resilienceredis.WithProbeInterval(50*time.Millisecond), resilienceredis.WithFailOpen(0.5),
 		resilienceredis.WithObserver(&open), resilienceredis.WithName("open"))
-	lc := resilienceredis.NewLimiter(c, 10, 4, resilienceredis.WithTimeout(faultTimeout),
+	lc := resilienceredis.NewLimiter(c, 0.1, 4,
+		resilienceredis.WithTimeout(faultTimeout),
 		resilienceredis.WithProbeInterval(50*time.Millisecond), resilienceredis.WithFailClosed(),
 		resilienceredis.WithObserver(&closed))
 

@@ -232,5 +232,9 @@ func TestAllocs(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	require.LessOrEqual(t, allocs, 12.0)
+	limit := 12.0
+	if raceEnabled {
+		limit += 4 // a request dropped by sync.Pool: itself, its channel, its timer
+	}
+	require.LessOrEqual(t, allocs, limit)
 }

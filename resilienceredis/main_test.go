@@ -1,12 +1,12 @@
 package resilienceredis_test
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -18,7 +18,13 @@ import (
 // tests that do not stop it.
 var sharedAddr string
 
+// quiet drops go-redis's log lines: the fault tests make it complain.
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quiet{})
 	srv, err := startServer("")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "FAIL:", err)
@@ -95,10 +101,4 @@ func (s *server) stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	os.RemoveAll(s.dir)
-}
-
-func (s *server) port() int {
-	_, p, _ := net.SplitHostPort(s.addr)
-	n, _ := strconv.Atoi(p)
-	return n
 }
