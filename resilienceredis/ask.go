@@ -35,13 +35,16 @@ func (r *request) run() {
 	r.done <- struct{}{}
 }
 
-// ask runs the script within the timeout: it returns the answer, or
-// context.DeadlineExceeded when there is none in time.
+// ask runs the script within the timeout: it returns the answer, the
+// caller's context error when that context ended first (its deadline
+// included, though its own timer may not have fired yet), or
+// context.DeadlineExceeded when the timeout passed with no answer.
 func (l *Limiter) ask(ctx context.Context, key string, n int, maxWait int64) (decision, error) {
 	r := requests.Get().(*request)
 	deadline := time.Now().Add(l.timeout)
+	callers := false // whether the deadline is the caller's
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
+		deadline, callers = d, true
 	}
 	r.ctx = deadlineCtx{Context: ctx, deadline: deadline}
 	r.l = l
@@ -62,6 +65,9 @@ func (l *Limiter) ask(ctx context.Context, key string, n int, maxWait int64) (de
 	case <-ctx.Done():
 		return decision{}, ctx.Err()
 	case <-r.timer.C:
+		if callers {
+			return decision{}, &callerEnded{context.DeadlineExceeded}
+		}
 		return decision{}, context.DeadlineExceeded
 	}
 }
@@ -86,3 +92,9 @@ func (c *deadlineCtx) Err() error {
 	}
 	return nil
 }
+
+// callerEnded is the caller's own context error, found by the limiter
+// before the context said so: not a fault of Redis.
+type callerEnded struct{ error }
+
+func (e *callerEnded) Unwrap() error { return e.error }

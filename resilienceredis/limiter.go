@@ -147,6 +147,9 @@ func (l *Limiter) decide(ctx context.Context, key string, n int, maxWait time.Du
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		if ce, ok := err.(*callerEnded); ok {
+			return ce.error
+		}
 		l.fault(ctx, err)
 		return l.fallback(ctx, key, n)
 	}

@@ -238,3 +238,44 @@ func TestAllocs(t *testing.T) {
 	}
 	require.LessOrEqual(t, allocs, limit)
 }
+
+// TestGuardWait: with WithRateLimitWait a guarded call whose tokens come
+// within the wait books them and waits; one whose tokens come later, or
+// after its context's deadline, is refused at once with the hint.
+func TestGuardWait(t *testing.T) {
+	fn := func(context.Context) (int, error) { return 1, nil }
+	for _, tc := range []struct {
+		name     string
+		rate     float64
+		wait     time.Duration
+		deadline time.Duration // 0: none
+		admitted bool
+		hint     time.Duration
+	}{
+		{"within the wait", 1000, 50 * time.Millisecond, 0, true, 0},
+		{"beyond the wait", 10, 50 * time.Millisecond, 0, false, 100 * time.Millisecond},
+		{"beyond the deadline", 10, 200 * time.Millisecond, 50 * time.Millisecond, false, 100 * time.Millisecond},
+		{"no wait", 1000, 0, 0, false, time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := frozen(t, tc.rate, 1, resilienceredis.WithRateLimitWait(tc.wait))
+			p := resilience.Guarded[int](l.GuardKey("k"))
+			_, err := p.Execute(ctxBG, fn)
+			require.NoError(t, err)
+			ctx := ctxBG
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctxBG, tc.deadline)
+				defer cancel()
+			}
+			_, err = p.Execute(ctx, fn)
+			if tc.admitted {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, resilience.ErrRateLimited)
+			hint, _ := resilience.RetryAfter(err)
+			require.Equal(t, tc.hint, hint)
+		})
+	}
+}
