@@ -143,6 +143,13 @@ const (
 	// EventHedge: a Hedge started another attempt (Attempt, from 2; Wait,
 	// the delay it waited for).
 	EventHedge
+	// EventDegraded: a limiter that keeps its state elsewhere (a shared
+	// limiter on Redis) could not reach it and answers without it from now
+	// on (Err, the error that made it give up).
+	EventDegraded
+	// EventRecovered: a degraded limiter reached its store again and
+	// answers from it once more (Duration, how long it was degraded).
+	EventRecovered
 )
 
 var eventKindNames = [...]string{
@@ -160,6 +167,8 @@ var eventKindNames = [...]string{
 	EventCallEnded:     "call-ended",
 	EventFallback:      "fallback",
 	EventHedge:         "hedge",
+	EventDegraded:      "degraded",
+	EventRecovered:     "recovered",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:

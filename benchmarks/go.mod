@@ -11,9 +11,11 @@ require (
 	github.com/faf87a20/resilience v0.0.0
 	github.com/faf87a20/resilience/resilienceotel v0.0.0-00010101000000-000000000000
 	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/graph-gophers/dataloader/v7 v7.1.0
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -27,6 +29,7 @@ require (
 	github.com/benbjohnson/clock v1.3.5 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260817212433-ac3dfec99bb1 // indirect
@@ -37,6 +40,7 @@ require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/faf87a20/resilience/resiliencegrpc v0.0.0
+	github.com/faf87a20/resilience/resilienceredis v0.0.0
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -50,3 +54,5 @@ require (
 replace github.com/faf87a20/resilience/resilienceotel => ../resilienceotel
 
 replace github.com/faf87a20/resilience/resiliencegrpc => ../resiliencegrpc
+
+replace github.com/faf87a20/resilience/resilienceredis => ../resilienceredis

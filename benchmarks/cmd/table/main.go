@@ -84,7 +84,8 @@ func parse(r io.Reader) ([]row, error) {
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
 	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
-	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed"}
+	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed",
+	"RedisRateLimit", "RedisRateLimitParallel"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -154,6 +155,8 @@ var targets = map[string][]target{
 	"RateLimitAllowParallel": {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
 	"RateLimitGuarded":       {{maxNs: 30, maxAllocs: 0, text: "≤ 30 ns, 0 allocs"}},
 	"RateLimitKeyed":         {{maxNs: 60, maxAllocs: 0, text: "≤ 60 ns, 0 allocs"}},
+	"RedisRateLimit":         {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"RedisRateLimitParallel": {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
 	"ObservedRetrySuccess": {
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},

@@ -1,0 +1,54 @@
+package resilienceredis
+
+import (
+	"errors"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+var (
+	// ErrUnavailable is matched by the error of a call refused because the
+	// limiter could not reach Redis within its timeout and was built with
+	// [WithFailClosed]. It is also returned, wrapped with the Redis error,
+	// when a fail-closed limiter is degraded. A fail-open limiter (the
+	// default) never returns it.
+	ErrUnavailable = errors.New("resilienceredis: redis unavailable")
+
+	errReply = errors.New("resilienceredis: unexpected reply from the script")
+)
+
+// RefusedError is the error of a call refused by a [Limiter] because its
+// tokens are not there. It matches [resilience.ErrRateLimited] and
+// implements [resilience.RetryHint]: RetryAfter tells how long until the
+// tokens asked for are there, as of the refusal, or 0 when waiting never
+// helps (more tokens were asked for than the burst).
+type RefusedError struct {
+	after time.Duration
+	local bool
+}
+
+// Error returns "resilienceredis: rate limited", with a note when the
+// refusal came from the local limiter of a degraded Limiter.
+func (e *RefusedError) Error() string {
+	if e.local {
+		return "resilienceredis: rate limited (local limit, redis unavailable)"
+	}
+	return "resilienceredis: rate limited"
+}
+
+// Is reports whether target is [resilience.ErrRateLimited].
+func (e *RefusedError) Is(target error) bool { return target == resilience.ErrRateLimited }
+
+// RetryAfter returns the time from the refusal until the tokens are there,
+// or 0 when they never will be.
+func (e *RefusedError) RetryAfter() time.Duration { return e.after }
+
+// unavailableError wraps the Redis error of a fail-closed refusal.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string {
+	return ErrUnavailable.Error() + ": " + e.err.Error()
+}
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+func (e *unavailableError) Unwrap() error        { return e.err }

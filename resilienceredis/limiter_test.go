@@ -1,0 +1,281 @@
+package resilienceredis_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resilienceredis"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+)
+
+var ctxBG = context.Background()
+
+var keySeq atomic.Int64
+
+// uniqueKey names a key no other test and no earlier run used on the
+// shared server.
+func uniqueKey(t *testing.T) string {
+	return fmt.Sprintf("%s-%d-%d", t.Name(), time.Now().UnixNano(), keySeq.Add(1))
+}
+
+// frozen returns a limiter on a miniredis whose clock stands still at t0
+// until the test moves it.
+func frozen(t *testing.T, rate float64, burst int, opts ...resilienceredis.Option) (*resilienceredis.Limiter, *miniredis.Miniredis) {
+	t.Helper()
+	mr := miniredis.RunT(t)
+	mr.SetTime(time.Unix(1_700_000_000, 0))
+	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	t.Cleanup(func() { c.Close() })
+	return resilienceredis.NewLimiter(c, rate, burst, opts...), mr
+}
+
+// TestFrozenBursts: on a clock that stands still, a key admits exactly its
+// burst (redis_rate admits 1 of a burst of 2), then one token per interval.
+func TestFrozenBursts(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		rate        float64
+		burst, cost int
+		admitted    int
+		hint        time.Duration // of the first refusal
+	}{
+		{"burst 1", 10, 1, 1, 1, 100 * time.Millisecond},
+		{"burst 2", 10, 2, 1, 2, 100 * time.Millisecond},
+		{"burst 10", 3, 10, 1, 10, 333333 * time.Microsecond},
+		{"cost 3 of 10", 10, 10, 3, 3, 200 * time.Millisecond},
+		{"cost above burst", 10, 2, 3, 0, 0},
+		{"burst 0", 10, 0, 1, 0, 0},
+		{"cost 0", 10, 0, 0, 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := frozen(t, tc.rate, tc.burst)
+			got := 0
+			var refusal error
+			for range 100 {
+				err := l.AllowN(ctxBG, "k", tc.cost)
+				if err != nil {
+					refusal = err
+					break
+				}
+				got++
+			}
+			require.Equal(t, tc.admitted, got)
+			if got < 100 {
+				require.ErrorIs(t, refusal, resilience.ErrRateLimited)
+				hint, ok := resilience.RetryAfter(refusal)
+				require.Equal(t, tc.hint > 0, ok)
+				require.Equal(t, tc.hint, hint)
+			}
+		})
+	}
+}
+
+// TestFrozenRefill: tokens come back one per interval, never more than the
+// burst, and the hint says exactly when.
+func TestFrozenRefill(t *testing.T) {
+	l, mr := frozen(t, 10, 2)
+	t0 := time.Unix(1_700_000_000, 0)
+	require.NoError(t, l.Allow(ctxBG, "k"))
+	require.NoError(t, l.Allow(ctxBG, "k"))
+	err := l.Allow(ctxBG, "k")
+	hint, _ := resilience.RetryAfter(err)
+	require.Equal(t, 100*time.Millisecond, hint)
+	mr.SetTime(t0.Add(99999 * time.Microsecond))
+	err = l.Allow(ctxBG, "k")
+	hint, _ = resilience.RetryAfter(err)
+	require.Equal(t, time.Microsecond, hint)
+	mr.SetTime(t0.Add(100 * time.Millisecond))
+	require.NoError(t, l.Allow(ctxBG, "k"))
+	require.ErrorIs(t, l.Allow(ctxBG, "k"), resilience.ErrRateLimited)
+	mr.SetTime(t0.Add(time.Hour)) // long idle: the bucket is full, not fuller
+	require.NoError(t, l.Allow(ctxBG, "k"))
+	require.NoError(t, l.Allow(ctxBG, "k"))
+	require.ErrorIs(t, l.Allow(ctxBG, "k"), resilience.ErrRateLimited)
+	require.NoError(t, l.Allow(ctxBG, "other"), "keys are independent")
+}
+
+// TestKeysExpire: a key lives until its bucket is full again, no longer.
+func TestKeysExpire(t *testing.T) {
+	l, mr := frozen(t, 10, 5, resilienceredis.WithKeyPrefix("p:"))
+	require.NoError(t, l.AllowN(ctxBG, "k", 3))
+	require.Equal(t, 300*time.Millisecond, mr.TTL("p:k"))
+	mr.FastForward(300 * time.Millisecond)
+	require.False(t, mr.Exists("p:k"))
+}
+
+// TestRealServer: the same semantics on a real redis-server, and the script
+// is loaded again when the server lost it.
+func TestRealServer(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
+	defer c.Close()
+	l := resilienceredis.NewLimiter(c, 0.001, 3) // no refill within the test
+	key := uniqueKey(t)
+	for range 3 {
+		require.NoError(t, l.Allow(ctxBG, key))
+	}
+	err := l.Allow(ctxBG, key)
+	require.ErrorIs(t, err, resilience.ErrRateLimited)
+	var re *resilienceredis.RefusedError
+	require.ErrorAs(t, err, &re)
+	require.Greater(t, re.RetryAfter(), 990*time.Second)
+	ttl, err := c.PTTL(ctxBG, resilienceredis.DefaultKeyPrefix+key).Result()
+	require.NoError(t, err)
+	require.Greater(t, ttl, time.Duration(0))
+	require.LessOrEqual(t, ttl, 3000*time.Second)
+
+	require.NoError(t, c.ScriptFlush(ctxBG).Err())
+	require.NoError(t, l.Allow(ctxBG, key+"-2"), "NOSCRIPT loads the script again")
+	require.False(t, l.Degraded())
+}
+
+// TestFleet: goroutines on several separate clients (separate pools, as
+// separate machines would be) sharing one key never get more than rate·t +
+// burst between them.
+func TestFleet(t *testing.T) {
+	const rate, burst, clients, workers = 200.0, 20, 3, 4
+	key := uniqueKey(t)
+	start := time.Now()
+	var admitted, refused atomic.Int64
+	var wg sync.WaitGroup
+	for range clients {
+		c := redis.NewClient(&redis.Options{Addr: sharedAddr})
+		defer c.Close()
+		l := resilienceredis.NewLimiter(c, rate, burst, resilienceredis.WithTimeout(time.Second))
+		for range workers {
+			wg.Go(func() {
+				for range 60 {
+					err := l.Allow(ctxBG, key)
+					switch {
+					case err == nil:
+						admitted.Add(1)
+					case errors.Is(err, resilience.ErrRateLimited):
+						refused.Add(1)
+					default:
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start) // longer than the server's window: a safe bound
+	bound := int64(rate*elapsed.Seconds()) + burst + 1
+	t.Logf("admitted %d, refused %d in %v (bound %d)", admitted.Load(), refused.Load(), elapsed, bound)
+	require.LessOrEqual(t, admitted.Load(), bound)
+	require.GreaterOrEqual(t, admitted.Load(), int64(burst))
+	require.Equal(t, int64(clients*workers*60), admitted.Load()+refused.Load())
+}
+
+// TestGuard: the limiter as a Guard, with the key from the context or fixed.
+func TestGuard(t *testing.T) {
+	l, _ := frozen(t, 10, 1)
+	type ctxKey struct{}
+	g := l.Guard(func(ctx context.Context) string { return ctx.Value(ctxKey{}).(string) })
+	p := resilience.Guarded[int](g)
+	fn := func(context.Context) (int, error) { return 1, nil }
+	a := context.WithValue(ctxBG, ctxKey{}, "a")
+	_, err := p.Execute(a, fn)
+	require.NoError(t, err)
+	_, err = p.Execute(a, fn)
+	require.ErrorIs(t, err, resilience.ErrRateLimited)
+	_, err = p.Execute(context.WithValue(ctxBG, ctxKey{}, "b"), fn)
+	require.NoError(t, err)
+	fixed := resilience.Guarded[int](l.GuardKey("c"))
+	_, err = fixed.Execute(ctxBG, fn)
+	require.NoError(t, err)
+	_, err = fixed.Execute(ctxBG, fn)
+	require.ErrorIs(t, err, resilience.ErrRateLimited)
+}
+
+// TestBadInput: bad arguments panic naming the function and the value.
+func TestBadInput(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
+	defer c.Close()
+	for _, tc := range []struct {
+		name string
+		f    func()
+		msg  string
+	}{
+		{"nil client", func() { resilienceredis.NewLimiter(nil, 1, 1) }, "resilienceredis: NewLimiter: client is nil"},
+		{"zero rate", func() { resilienceredis.NewLimiter(c, 0, 1) }, "resilienceredis: NewLimiter: rate must be positive and finite, got 0"},
+		{"rate too high", func() { resilienceredis.NewLimiter(c, 3e6, 1) }, "resilienceredis: NewLimiter: rate must be at most 1e6 a second, got 3e+06"},
+		{"negative burst", func() { resilienceredis.NewLimiter(c, 1, -1) }, "resilienceredis: NewLimiter: burst must not be negative, got -1"},
+		{"timeout", func() { resilienceredis.WithTimeout(0) }, "resilienceredis: WithTimeout: timeout must be positive, got 0s"},
+		{"share", func() { resilienceredis.WithFailOpen(1.5) }, "resilienceredis: WithFailOpen: share must be in (0, 1], got 1.5"},
+		{"wait", func() { resilienceredis.WithRateLimitWait(-1) }, "resilienceredis: WithRateLimitWait: wait must not be negative, got -1ns"},
+		{"negative n", func() { resilienceredis.NewLimiter(c, 1, 1).AllowN(ctxBG, "k", -1) }, "resilienceredis: Limiter.AllowN: n must not be negative, got -1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) { require.PanicsWithValue(t, tc.msg, tc.f) })
+	}
+}
+
+// TestAllocs pins the allocations of an admitted decision against the real
+// server: the request, its goroutine and its context cost nothing; what
+// remains is the client's own (the command, its arguments, the reply).
+func TestAllocs(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
+	defer c.Close()
+	l := resilienceredis.NewLimiter(c, 1e6, 1_000_000)
+	key := uniqueKey(t)
+	require.NoError(t, l.Allow(ctxBG, key))
+	allocs := testing.AllocsPerRun(200, func() {
+		if err := l.Allow(ctxBG, key); err != nil {
+			t.Fatal(err)
+		}
+	})
+	limit := 12.0
+	if raceEnabled {
+		limit += 4 // a request dropped by sync.Pool: itself, its channel, its timer
+	}
+	require.LessOrEqual(t, allocs, limit)
+}
+
+// TestGuardWait: with WithRateLimitWait a guarded call whose tokens come
+// within the wait books them and waits; one whose tokens come later, or
+// after its context's deadline, is refused at once with the hint.
+func TestGuardWait(t *testing.T) {
+	fn := func(context.Context) (int, error) { return 1, nil }
+	for _, tc := range []struct {
+		name     string
+		rate     float64
+		wait     time.Duration
+		deadline time.Duration // 0: none
+		admitted bool
+		hint     time.Duration
+	}{
+		{"within the wait", 1000, 50 * time.Millisecond, 0, true, 0},
+		{"beyond the wait", 10, 50 * time.Millisecond, 0, false, 100 * time.Millisecond},
+		{"beyond the deadline", 10, 200 * time.Millisecond, 50 * time.Millisecond, false, 100 * time.Millisecond},
+		{"no wait", 1000, 0, 0, false, time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := frozen(t, tc.rate, 1, resilienceredis.WithRateLimitWait(tc.wait))
+			p := resilience.Guarded[int](l.GuardKey("k"))
+			_, err := p.Execute(ctxBG, fn)
+			require.NoError(t, err)
+			ctx := ctxBG
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctxBG, tc.deadline)
+				defer cancel()
+			}
+			_, err = p.Execute(ctx, fn)
+			if tc.admitted {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, resilience.ErrRateLimited)
+			hint, _ := resilience.RetryAfter(err)
+			require.Equal(t, tc.hint, hint)
+		})
+	}
+}

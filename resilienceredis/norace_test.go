@@ -1,0 +1,5 @@
+//go:build !race
+
+package resilienceredis_test
+
+const raceEnabled = false
