@@ -235,7 +235,13 @@ func TestTimeoutEventsAllocateNothing(t *testing.T) {
 			}
 			base := seen.Load()
 			a, b := run(bare), run(watched)
-			assert.Equal(t, a, b, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+			if raceEnabled {
+				// Under the race detector sync.Pool drops items at random, so
+				// either run may miss its pool once in a while.
+				assert.InDelta(t, a, b, 1, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+			} else {
+				assert.Equal(t, a, b, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+			}
 			assert.Greater(t, seen.Load(), base, "no event seen")
 		}
 	}
