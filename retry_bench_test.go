@@ -29,7 +29,7 @@ type countEvents struct {
 }
 
 func (c *countEvents) Observe(_ context.Context, e resilience.Event) { c.n[e.Kind]++ }
-func (c *countEvents) ObserveOutcomes() bool                       { return c.outcomes }
+func (c *countEvents) ObserveOutcomes() bool                         { return c.outcomes }
 
 func BenchmarkRetry(b *testing.B) {
 	ctx := context.Background()
