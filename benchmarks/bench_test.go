@@ -102,7 +102,9 @@ func BenchmarkRetrySuccess(b *testing.B) {
 func BenchmarkRetryFailFailSucceed(b *testing.B) {
 	ctx := context.Background()
 	b.Run("resilience", func(b *testing.B) {
-		p := resilience.Retry[int](resilience.WithBackoff(resilience.Constant(0)))
+		// No retry throttle: every call fails twice, which a throttle would
+		// soon stop retrying, and the peers have none.
+		p := resilience.Retry[int](resilience.WithBackoff(resilience.Constant(0)), resilience.WithoutBudget())
 		fn := (&flaky{}).callCtx
 		b.ReportAllocs()
 		for b.Loop() {

@@ -45,15 +45,16 @@ func observedRetries(b *testing.B) []struct {
 } {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelError}))
 	zero := resilience.WithBackoff(resilience.Constant(0))
+	unthrottled := resilience.WithoutBudget() // two failures a call would empty a throttle
 	named := resilience.WithName("users")
 	return []struct {
 		name string
 		p    resilience.Policy[int]
 	}{
-		{"resilience", resilience.Retry[int](zero)},
-		{"resilience-counting", resilience.Retry[int](zero, named, resilience.WithObserver(&counting{}))},
-		{"resilience-slog", resilience.Retry[int](zero, named, resilience.WithObserver(resilience.NewSlogObserver(quiet)))},
-		{"resilience-otel", resilience.Retry[int](zero, named, resilience.WithObserver(newOTel(b)))},
+		{"resilience", resilience.Retry[int](zero, unthrottled)},
+		{"resilience-counting", resilience.Retry[int](zero, unthrottled, named, resilience.WithObserver(&counting{}))},
+		{"resilience-slog", resilience.Retry[int](zero, unthrottled, named, resilience.WithObserver(resilience.NewSlogObserver(quiet)))},
+		{"resilience-otel", resilience.Retry[int](zero, unthrottled, named, resilience.WithObserver(newOTel(b)))},
 	}
 }
 
