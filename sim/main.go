@@ -85,7 +85,7 @@ Runs are deterministic for a -seed. Flags:
 		fs.PrintDefaults()
 	}
 	fs.Uint64Var(&o.seed, "seed", 1, "random seed; the same seed and flags give the same figures")
-	fs.StringVar(&o.scenario, "scenario", "all", "which scenario to run: all, contention or outage")
+	fs.StringVar(&o.scenario, "scenario", "all", "which scenario to run: all, contention, outage or defaults")
 	fs.StringVar(&o.charts, "charts", "", "directory to write the charts to (none when empty)")
 	fs.StringVar(&o.format, "format", "png", "chart format: png or svg")
 	fs.IntVar(&o.workers, "workers", runtime.GOMAXPROCS(0), "runs simulated at once (results do not depend on it)")
@@ -131,7 +131,7 @@ func (o *options) validate() error {
 			errs = append(errs, fmt.Errorf("-%s: "+format, flag, v))
 		}
 	}
-	bad(o.scenario != "all" && o.scenario != "contention" && o.scenario != "outage", "scenario", "must be all, contention or outage, got %q", o.scenario)
+	bad(o.scenario != "all" && o.scenario != "contention" && o.scenario != "outage" && o.scenario != "defaults", "scenario", "must be all, contention, outage or defaults, got %q", o.scenario)
 	bad(o.format != "png" && o.format != "svg", "format", "must be png or svg, got %q", o.format)
 	bad(o.workers < 1, "workers", "must be at least 1, got %d", o.workers)
 	bad(o.netMean < 0, "net-mean", "must not be negative, got %v", o.netMean)

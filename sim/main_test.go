@@ -55,7 +55,7 @@ func TestBadFlags(t *testing.T) {
 		{"NaN capacity", []string{"-capacity", "NaN"}, "-capacity: must be in (0, 1e9], got NaN"},
 		{"transient above 1", []string{"-transient", "1.5"}, "-transient: must be in [0, 1], got 1.5"},
 		{"outage past the end", []string{"-outage", "1h"}, "-outage: must not be negative and must end before -duration"},
-		{"scenario", []string{"-scenario", "storm"}, `-scenario: must be all, contention or outage, got "storm"`},
+		{"scenario", []string{"-scenario", "storm"}, `-scenario: must be all, contention, outage or defaults, got "storm"`},
 		{"format", []string{"-format", "gif"}, `-format: must be png or svg, got "gif"`},
 		{"zero attempts", []string{"-attempts", "0"}, "-attempts: must be at least 1, got 0"},
 		{"zero cool-down", []string{"-breaker-cooldown", "0s"}, "-breaker-cooldown: must be positive, got 0s"},

@@ -42,9 +42,12 @@ type outageResult struct {
 	// Attempts that failed in each bucket: refused or failed by the server,
 	// timed out, or refused by the client's own breaker.
 	Failures []int
-	Requests int // requests the clients sent
-	Calls    int // calls that reached the server
-	Refused  int // attempts the clients' breakers refused
+	// Latencies of the requests that ended within the run, successes and
+	// failures alike: from the request's start to its last answer.
+	Latencies []time.Duration
+	Requests  int // requests the clients sent
+	Calls     int // calls that reached the server
+	Refused   int // attempts the clients' breakers refused
 	// Peak is the highest bucket load divided by the offered load.
 	Peak float64
 	// Drain is the time from recovery until the load is back within the
@@ -64,6 +67,7 @@ const (
 
 type outageRequest struct {
 	task     *task
+	start    time.Duration // when the request began
 	deadline time.Duration // when the client gives up on the current call
 	ok       bool          // the current call succeeded
 }
@@ -134,6 +138,7 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			e.after(delay(), evServer, id)
 		case yieldDone:
 			q.task = nil
+			res.Latencies = append(res.Latencies, e.now-q.start)
 			if y.err == nil {
 				res.Succeeded[bucket(e.now)]++
 			} else {
@@ -151,7 +156,7 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			res.Requests++
 			p := policies[id]
 			rid := int32(len(reqs))
-			reqs = append(reqs, outageRequest{})
+			reqs = append(reqs, outageRequest{start: e.now})
 			t, y := s.start(func() error {
 				_, err := p.Execute(ctx, call)
 				return err

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +17,7 @@ import (
 const (
 	seedContention = 1
 	seedOutage     = 2
+	seedDefaults   = 3
 )
 
 // contentionTable holds the contention scenario's means: one row per client
@@ -120,7 +122,7 @@ func simulate(o *options, w io.Writer) error {
 			return err
 		}
 	}
-	if o.scenario != "outage" {
+	if o.scenario == "all" || o.scenario == "contention" {
 		t := runContentionGrid(o, contentionStrategies(backoffParams{Base: o.base, Cap: o.cap}))
 		if err := writeContentionTables(w, o, t); err != nil {
 			return err
@@ -131,7 +133,7 @@ func simulate(o *options, w io.Writer) error {
 			}
 		}
 	}
-	if o.scenario != "contention" {
+	if o.scenario == "all" || o.scenario == "outage" {
 		cfg := o.outageConfig()
 		results := runOutages(o, outagePolicies(o.policyParams()))
 		if err := writeOutageTable(w, o, cfg, results); err != nil {
@@ -141,6 +143,11 @@ func simulate(o *options, w io.Writer) error {
 			if err := drawOutage(o.charts, o.format, cfg, results); err != nil {
 				return err
 			}
+		}
+	}
+	if o.scenario == "all" || o.scenario == "defaults" {
+		if err := writeDefaultsTable(w, o, runDefaults(o)); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -192,19 +199,42 @@ func writeOutageTable(w io.Writer, o *options, cfg outageConfig, results []outag
 		fmt.Fprintf(tw, "Transient failures: %g%% of the calls the server serves fail anyway.\n", 100*cfg.Transient)
 	}
 	fmt.Fprint(tw, "\n")
-	fmt.Fprint(tw, "policy\tpeak load\tcalls/request\tcalls/s in outage\tdrain after recovery\trequests failed\t\n")
+	fmt.Fprint(tw, "policy\tpeak load\tcalls/request\tcalls/s in outage\tdrain after recovery\trequests failed\tmean latency\tp99 latency\t\n")
 	for _, r := range results {
 		drain := fmt.Sprintf("%.1f s", r.Drain.Seconds())
 		if !r.Drained {
 			drain = fmt.Sprintf("> %.1f s", (cfg.Duration - cfg.recovery()).Seconds())
 		}
-		fmt.Fprintf(tw, "%s\t%.2f×\t%.2f\t%.0f\t%s\t%.1f%%\t\n",
+		mean, p99 := r.latency()
+		fmt.Fprintf(tw, "%s\t%.2f×\t%.2f\t%.0f\t%s\t%.1f%%\t%v\t%v\t\n",
 			r.Policy, r.Peak, float64(r.Calls)/float64(max(r.Requests, 1)),
-			r.outageLoad(cfg), drain, 100*float64(sum(r.Failed))/float64(max(r.Requests, 1)))
+			r.outageLoad(cfg), drain, 100*float64(sum(r.Failed))/float64(max(r.Requests, 1)),
+			mean.Round(time.Millisecond), p99.Round(time.Millisecond))
 	}
 	fmt.Fprint(tw, "\npeak load: the busiest bucket's calls over the offered load. drain: from recovery until the load stays\n")
-	fmt.Fprintf(tw, "within %.0f%% of the offered load with no failed attempt (\">\": never within the run).\n\n", 100*cfg.Tolerance)
+	fmt.Fprintf(tw, "within %.0f%% of the offered load with no failed attempt (\">\": never within the run).\n", 100*cfg.Tolerance)
+	if cfg.Outage > 0 {
+		fmt.Fprintf(tw, "requests failed: the outage is %v of the %v run, so about %.0f%% of requests arrive while every call fails;\n",
+			cfg.Outage, cfg.Duration, 100*cfg.Outage.Seconds()/cfg.Duration.Seconds())
+		fmt.Fprint(tw, "they fail unless a retry of theirs lands after recovery, whatever the policy: the floor under that column.\n")
+	}
+	fmt.Fprint(tw, "\n")
 	return tw.Flush()
+}
+
+// latency returns the mean and the 99th percentile of the requests'
+// latencies.
+func (r *outageResult) latency() (mean, p99 time.Duration) {
+	if len(r.Latencies) == 0 {
+		return 0, 0
+	}
+	sorted := slices.Clone(r.Latencies)
+	slices.Sort(sorted)
+	var total time.Duration
+	for _, d := range sorted {
+		total += d
+	}
+	return total / time.Duration(len(sorted)), sorted[len(sorted)*99/100]
 }
 
 // outageLoad is the mean server load, in calls per second, while the server
