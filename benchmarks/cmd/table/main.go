@@ -81,7 +81,8 @@ func parse(r io.Reader) ([]row, error) {
 // order is the order rows are printed in, whatever order they ran in;
 // rows it does not name come after, as they came.
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
-	"BreakerOpenRefusal", "Bulkhead", "Timeout", "Composed", "ComposedParallel", "BatchPerItem"}
+	"BreakerOpenRefusal", "Bulkhead", "Timeout", "Composed", "ComposedParallel", "BatchPerItem",
+	"HTTPSuccess", "HTTPSuccessParallel"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -107,7 +108,7 @@ func median(ss []sample, f func(sample) float64) float64 {
 func ours(lib string) bool { return strings.HasPrefix(lib, "resilience") }
 
 // baselines are columns that are neither ours nor a peer library.
-var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true}
+var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true, "net-http": true}
 
 // target is what the project promised for a row.
 type target struct {
