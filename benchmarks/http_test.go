@@ -114,8 +114,6 @@ func BenchmarkHTTPSuccessParallel(b *testing.B) {
 			defer base.CloseIdleConnections()
 			client := hc.make(base)
 			b.ReportAllocs()
-			conns := srv.conns.Load()
-			b.Cleanup(func() { b.Logf("%s: %d connections", hc.name, srv.conns.Load()-conns) })
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					if code, err := fetch(client, srv.URL); err != nil || code != 200 {

@@ -85,7 +85,7 @@ var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuc
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
 	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
 	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed",
-	"RedisRateLimit", "RedisRateLimitParallel"}
+	"RedisRateLimit", "RedisRateLimitParallel", "GRPCUnary", "HTTPSuccess", "HTTPSuccessParallel"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -111,7 +111,7 @@ func median(ss []sample, f func(sample) float64) float64 {
 func ours(lib string) bool { return strings.HasPrefix(lib, "resilience") }
 
 // baselines are columns that are neither ours nor a peer library.
-var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true}
+var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true, "net-http": true}
 
 // target is what the project promised for a row.
 type target struct {
