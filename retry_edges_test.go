@@ -163,3 +163,27 @@ func TestRetryPassesPreviousWait(t *testing.T) {
 		assert.Greater(t, want[4], 3*base, "the waits grew from their predecessors")
 	})
 }
+
+// TestRetryDiscardsBeforeTheWait: a rejected result is let go before the
+// wait, so what it holds is not held through it; when the caller's context
+// ends during that wait, the caller gets the zero value, never the
+// discarded result.
+func TestRetryDiscardsBeforeTheWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		var discarded []int
+		p := resilience.Retry[int](
+			resilience.WithBackoff(resilience.Constant(time.Minute)),
+			resilience.WithRetryIfResult(func(v int) bool { return v < 10 }),
+			resilience.WithDiscard(func(v int) { discarded = append(discarded, v) }),
+			resilience.WithOnRetry(func(int, error, time.Duration) {
+				time.AfterFunc(time.Second, cancel) // the caller gives up during the wait
+			}),
+		)
+		v, err := p.Execute(ctx, func(context.Context) (int, error) { return 7, nil })
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, 0, v, "the discarded result is not returned")
+		assert.Equal(t, []int{7}, discarded, "discarded once, before the wait")
+	})
+}

@@ -70,11 +70,16 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 			return v, attempt, r.giveUp(ctx, attempt, err, reason)
 		}
 		r.announce(ctx, attempt, err, wait)
+		// A rejected result is let go before the wait, so that what it holds
+		// (a response's connection) is not held through it.
+		if r.drop(ctx, attempt, v, err) {
+			var zero T
+			v = zero
+		}
 		if !r.pause(ctx, wait) {
 			return v, attempt, r.giveUp(ctx, attempt, err, ctx.Err())
 		}
 		prev = wait
-		r.drop(ctx, attempt, v, err)
 		v, err = next(ctx, fn)
 		if r.plainSuccess(err) {
 			r.succeeded()
@@ -236,15 +241,17 @@ func (r *retry[T]) announce(ctx context.Context, attempt int, err error, wait ti
 }
 
 // drop hands a result WithRetryIfResult rejected to the discard hook, if
-// there is one, before the next attempt.
-func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) {
+// there is one, before the wait for the next attempt, and reports whether
+// it did: the result is then no longer the caller's to have.
+func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) bool {
 	if err != nil || r.discard == nil {
-		return
+		return false
 	}
 	if r.observer != nil {
 		r.observe(ctx, Event{Kind: EventDiscarded, Component: componentRetry, Attempt: attempt})
 	}
 	r.discard(v)
+	return true
 }
 
 // giveUp is the error when no further attempt is made for reason, after
