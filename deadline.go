@@ -42,7 +42,6 @@ type deadlineCtx struct {
 	inWheel bool // under the shard's lock
 
 	mu         sync.Mutex
-	err        error        // the parent's error, set before state becomes dlParent
 	done       atomic.Value // chan struct{}, made when asked for
 	funcs      *afterFunc   // to call when the context ends
 	stopParent func() bool  // stops watching the parent
@@ -50,18 +49,40 @@ type deadlineCtx struct {
 
 	wake chan struct{} // a waiting caller's, told when the deadline or the parent ends it
 
+	// trigger, when set, makes this a context with no deadline of its own,
+	// ended only by its parent or its owner: at is then the time of a
+	// trigger, which the wheel pulls instead of ending the context (a
+	// Hedge's first attempt, whose trigger starts the hedges).
+	trigger wheelTrigger
+
 	// On the wheel, under its shard's lock.
 	next, prev *deadlineCtx
 	tick       int64
 }
 
-// States of a deadlineCtx.
+// States of a deadlineCtx. A live context is dlLive until something is
+// registered with it under mu (a Done channel, a function, the watch of
+// its parent), and dlWatched from then on: a dlLive context ends with one
+// compare-and-swap, and no lock.
 const (
 	dlLive     int32 = iota
 	dlExpired        // the deadline passed
 	dlParent         // the parent ended first
 	dlReleased       // the Timeout returned
+	dlWatched        // live, with something registered
 )
+
+// live reports whether the context has not ended.
+func (c *deadlineCtx) live() bool {
+	s := c.state.Load()
+	return s == dlLive || s == dlWatched
+}
+
+// watch marks a live context as one with something registered, and
+// reports whether it is live. c.mu is held.
+func (c *deadlineCtx) watch() bool {
+	return c.state.CompareAndSwap(dlLive, dlWatched) || c.state.Load() == dlWatched
+}
 
 const (
 	// wheelMin and wheelMax bound the timeouts that get a deadlineCtx:
@@ -98,6 +119,9 @@ func newDeadline(parent context.Context, d time.Duration) *deadlineCtx {
 
 // Deadline returns the deadline, or the parent's when it comes first.
 func (c *deadlineCtx) Deadline() (time.Time, bool) {
+	if c.trigger != nil {
+		return c.parent.Deadline()
+	}
 	d := epoch.Add(c.at)
 	if pd, ok := c.parent.Deadline(); ok && pd.Before(d) {
 		return pd, true
@@ -109,12 +133,12 @@ func (c *deadlineCtx) Deadline() (time.Time, bool) {
 // here whether its deadline passed or its parent ended.
 func (c *deadlineCtx) Err() error {
 	switch c.state.Load() {
-	case dlLive:
+	case dlLive, dlWatched:
 		return c.poll()
 	case dlExpired:
 		return context.DeadlineExceeded
 	case dlParent:
-		return c.err
+		return c.parent.Err() // an ended context's error never changes
 	}
 	return context.Canceled
 }
@@ -122,12 +146,12 @@ func (c *deadlineCtx) Err() error {
 // poll ends a live context whose parent ended or whose deadline passed,
 // and returns its error.
 func (c *deadlineCtx) poll() error {
-	if err := c.parent.Err(); err != nil {
-		c.end(dlParent, err)
+	if c.parent.Err() != nil {
+		c.end(dlParent)
 		return c.Err()
 	}
-	if time.Since(epoch) >= c.at {
-		c.end(dlExpired, nil)
+	if c.trigger == nil && time.Since(epoch) >= c.at {
+		c.end(dlExpired)
 		return c.Err()
 	}
 	return nil
@@ -157,7 +181,7 @@ func (c *deadlineCtx) Done() <-chan struct{} {
 	d, ok := c.done.Load().(chan struct{})
 	if !ok {
 		d = closedChan()
-		if c.state.Load() == dlLive {
+		if c.watch() {
 			d = make(chan struct{})
 		}
 		c.done.Store(d)
@@ -178,7 +202,12 @@ func (c *deadlineCtx) Value(key any) any {
 	return c.parent.Value(key)
 }
 
-func (c *deadlineCtx) String() string { return "resilience.Timeout context" }
+func (c *deadlineCtx) String() string {
+	if c.trigger != nil {
+		return "resilience.Hedge context"
+	}
+	return "resilience.Timeout context"
+}
 
 // afterFunc is a function registered with AfterFunc.
 type afterFunc struct {
@@ -195,7 +224,7 @@ type afterFunc struct {
 func (c *deadlineCtx) AfterFunc(f func()) func() bool {
 	n := &afterFunc{f: f}
 	c.mu.Lock()
-	if c.state.Load() != dlLive {
+	if !c.watch() {
 		c.mu.Unlock()
 		go f()
 		return func() bool { return false }
@@ -225,21 +254,52 @@ func (c *deadlineCtx) armNew() {
 	c.shard.add(c)
 }
 
+// wheelTrigger is pulled by the wheel when a trigger context's time comes.
+type wheelTrigger interface{ pull() }
+
+// setTrigger makes c, which is not shared yet, a context with no deadline
+// of its own, and files its trigger t on the wheel for c.at.
+func (c *deadlineCtx) setTrigger(t wheelTrigger) {
+	c.trigger, c.shard = t, pickShard()
+	c.shard.add(c)
+}
+
+// triggerMin is the shortest delay a trigger on the wheel serves: a
+// shorter one would be late by more than its own length.
+const triggerMin = wheelTick
+
+// newTriggerTime returns the time, since epoch, of a trigger on the wheel
+// after d, or false when a runtime timer must serve: a d under triggerMin
+// or over wheelMax, a caller inside a testing/synctest bubble, or a Go
+// release on which deadlineCtx would be wrong.
+func newTriggerTime(d time.Duration) (time.Duration, bool) {
+	if d < triggerMin || d > wheelMax || !useOwnDeadline || !ownDeadlineWorks() {
+		return 0, false
+	}
+	now := time.Since(epoch)
+	if now < 0 || now > bubbleGap {
+		return 0, false
+	}
+	return now, true
+}
+
 // arm puts a live context on the wheel and watches its parent, once:
 // someone now waits for it to end.
 func (c *deadlineCtx) arm() {
 	c.mu.Lock()
-	if c.armed || c.state.Load() != dlLive {
+	if c.armed || !c.watch() {
 		c.mu.Unlock()
 		return
 	}
 	c.armed = true
-	c.shard = pickShard()
+	if c.trigger == nil {
+		c.shard = pickShard()
+	}
 	c.mu.Unlock()
 	if !c.watched && c.parent.Done() != nil {
 		stop := context.AfterFunc(c.parent, c.parentEnded)
 		c.mu.Lock()
-		if c.state.Load() == dlLive {
+		if c.live() {
 			c.stopParent, stop = stop, nil
 		}
 		c.mu.Unlock()
@@ -247,27 +307,37 @@ func (c *deadlineCtx) arm() {
 			stop()
 		}
 	}
-	c.shard.add(c)
+	if c.trigger == nil {
+		c.shard.add(c)
+	}
 	c.poll()
 }
 
-func (c *deadlineCtx) parentEnded() { c.end(dlParent, c.parent.Err()) }
+func (c *deadlineCtx) parentEnded() { c.end(dlParent) }
 
 // release ends the context when the Timeout returns: fn's context, and
 // every context derived from it, is canceled.
-func (c *deadlineCtx) release() { c.end(dlReleased, nil) }
+func (c *deadlineCtx) release() { c.end(dlReleased) }
 
-// end moves a live context to state st (err: the parent's error), closes
-// Done, calls the registered functions and tells a waiting caller. It does
-// nothing to a context that ended already.
-func (c *deadlineCtx) end(st int32, err error) {
+// end moves a live context to state st, closes Done, calls the registered
+// functions and tells a waiting caller. It does nothing to a context that
+// ended already.
+func (c *deadlineCtx) end(st int32) {
+	if c.state.CompareAndSwap(dlLive, st) {
+		// Nothing was registered: no channel to close, no function to
+		// call, no watch of the parent to stop. The shard, if any, was set
+		// before the context was shared.
+		if c.shard != nil {
+			c.shard.remove(c)
+		}
+		c.tell(st)
+		return
+	}
 	c.mu.Lock()
-	if c.state.Load() != dlLive {
+	if !c.state.CompareAndSwap(dlWatched, st) {
 		c.mu.Unlock()
 		return
 	}
-	c.err = err
-	c.state.Store(st)
 	if d, ok := c.done.Load().(chan struct{}); ok {
 		close(d)
 	}
@@ -283,6 +353,12 @@ func (c *deadlineCtx) end(st int32, err error) {
 	for f := funcs; f != nil; f = f.next {
 		f.f()
 	}
+	c.tell(st)
+}
+
+// tell wakes the waiting caller, if any, of a context that ended at its
+// deadline or with its parent.
+func (c *deadlineCtx) tell(st int32) {
 	if st != dlReleased && c.wake != nil {
 		select {
 		case c.wake <- struct{}{}:
@@ -325,7 +401,7 @@ func checkOwnDeadline() bool {
 	c.mu.Lock()
 	attached := c.funcs != nil
 	c.mu.Unlock()
-	c.end(dlExpired, nil)
+	c.end(dlExpired)
 	return attached &&
 		c.Err() == context.DeadlineExceeded && context.Cause(c) == ErrTimeout &&
 		child.Err() == context.DeadlineExceeded && context.Cause(child) == ErrTimeout

@@ -186,47 +186,71 @@ func (h *hedge[T]) currentDelay() time.Duration {
 
 func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
 	h.budget.called()
-	delay := h.currentDelay()
-	actx, cancel := context.WithCancel(ctx)
-	r := h.getRun()
-	r.ctx, r.next, r.fn, r.cancel, r.delay = ctx, next, fn, cancel, delay
+	r, start := h.begin(ctx, next, fn, h.currentDelay())
 	finished := false
 	defer func() {
 		if !finished { // fn or the observer panicked or called runtime.Goexit
 			if r.phase.CompareAndSwap(runAlone, runDone) {
-				r.disarm()
-				cancel()
+				r.endFirst()
 			} else {
 				r.state.abandon()
 			}
 		}
 	}()
-	if delay == 0 {
-		r.start(false) // every attempt at once
-	} else {
-		r.arm(delay)
-	}
-	var start time.Time
-	if h.lat != nil {
-		start = h.now()
-	}
-	v, err = next(actx, fn)
+	v, err = next(r.first, fn)
 	finished = true
 	if err == nil && h.lat != nil {
-		h.lat.record(h.since(start))
+		h.lat.record(h.mark() - start)
 	}
 	if r.phase.CompareAndSwap(runAlone, runDone) {
 		// No hedge was started: the first attempt is the answer.
-		cancel()
-		if r.disarm() {
-			h.putRun(r)
-		}
+		r.endFirst()
 		h.ended(ctx, err)
 		return v, err
 	}
 	v, err = r.state.join(v, err)
 	h.ended(ctx, err)
 	return v, err
+}
+
+// begin prepares a call's first attempt and arms the start of its hedges.
+// On the real clock, a delay the timing wheel serves costs one allocation:
+// the run itself, whose context is the first attempt's and whose trigger
+// on the wheel starts the hedges. Otherwise the first attempt gets a
+// context.WithCancel and the run, pooled, a timer. begin returns the time
+// the latency of the first attempt is measured from (see mark).
+func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (*hedgeRun[T], time.Duration) {
+	if h.clock == nil {
+		if now, ok := newTriggerTime(delay); ok {
+			r := &hedgeRun[T]{h: h, ctx: ctx, next: next, fn: fn, delay: delay}
+			r.own.parent, r.own.at = ctx, now+delay
+			r.first = &r.own
+			r.own.setTrigger(r)
+			return r, now
+		}
+	}
+	actx, cancel := context.WithCancel(ctx)
+	r := h.getRun()
+	r.ctx, r.next, r.fn, r.cancel, r.delay, r.first = ctx, next, fn, cancel, delay, actx
+	if delay == 0 {
+		r.start(false) // every attempt at once
+	} else {
+		r.arm(delay)
+	}
+	var start time.Duration
+	if h.lat != nil {
+		start = h.mark()
+	}
+	return r, start
+}
+
+// mark returns the time on the hedge's clock, as a duration from an origin
+// of its own: latencies are differences of two marks.
+func (h *hedge[T]) mark() time.Duration {
+	if h.clock == nil {
+		return time.Since(epoch) // one reading of the monotonic clock
+	}
+	return time.Duration(h.clock.Now().UnixNano())
 }
 
 func (h *hedge[T]) ended(ctx context.Context, err error) {
@@ -257,8 +281,14 @@ type hedgeRun[T any] struct {
 	ctx    context.Context
 	next   chain[T]
 	fn     Func[T]
-	cancel context.CancelFunc // the first attempt's context
+	first  context.Context    // the first attempt's: &own, or a context.WithCancel
+	cancel context.CancelFunc // of a context.WithCancel; nil for own
 	delay  time.Duration
+
+	// own is the first attempt's context and the hedges' trigger on the
+	// timing wheel (see begin); such a run is never pooled, for fn may
+	// keep its context.
+	own deadlineCtx
 }
 
 func (h *hedge[T]) getRun() *hedgeRun[T] {
@@ -280,7 +310,7 @@ func (h *hedge[T]) putRun(r *hedgeRun[T]) {
 		return
 	}
 	r.phase.Store(runAlone)
-	r.state, r.ctx, r.next, r.fn, r.cancel = nil, nil, nil, nil, nil
+	r.state, r.ctx, r.next, r.fn, r.first, r.cancel = nil, nil, nil, nil, nil, nil
 	h.runs.Put(r)
 }
 
@@ -307,11 +337,37 @@ func (r *hedgeRun[T]) disarm() bool {
 // attempt has returned.
 func (r *hedgeRun[T]) fire() { r.start(true) }
 
+// pull is fire for the trigger on the timing wheel.
+func (r *hedgeRun[T]) pull() { r.start(true) }
+
+// endFirst ends the first attempt's context once its outcome is the
+// answer, stops the trigger of the hedges, and recycles the run when it
+// can.
+func (r *hedgeRun[T]) endFirst() {
+	if r.cancel == nil {
+		r.own.release() // takes the trigger off the wheel
+		return
+	}
+	r.cancel()
+	if r.disarm() {
+		r.h.putRun(r)
+	}
+}
+
+// cancelFirst returns the function that cancels the first attempt's
+// context.
+func (r *hedgeRun[T]) cancelFirst() context.CancelFunc {
+	if r.cancel == nil {
+		return r.own.release
+	}
+	return r.cancel
+}
+
 // start starts hedging, unless the first attempt has returned. detached
 // says that it runs in a goroutine of its own, not the caller's.
 func (r *hedgeRun[T]) start(detached bool) {
 	s := &hedgeState[T]{h: r.h, ctx: r.ctx, next: r.next, fn: r.fn, delay: r.delay,
-		started: 1, running: 1, cancels: []context.CancelFunc{r.cancel}, done: make(chan struct{})}
+		started: 1, running: 1, cancels: []context.CancelFunc{r.cancelFirst()}, done: make(chan struct{})}
 	r.state = s
 	if !r.phase.CompareAndSwap(runAlone, runHedging) {
 		return

@@ -26,7 +26,7 @@ func TestOwnDeadlineWorks(t *testing.T) {
 }
 
 // expireAll ends every context on the wheel as if its deadline had passed,
-// without moving the wheel's own time.
+// and pulls every trigger, without moving the wheel's own time.
 func expireAll() int {
 	pickShard()
 	var due []*deadlineCtx
@@ -44,7 +44,7 @@ func expireAll() int {
 		s.mu.Unlock()
 	}
 	for _, c := range due {
-		c.end(dlExpired, nil)
+		c.due()
 	}
 	return len(due)
 }
@@ -53,7 +53,7 @@ func expireAll() int {
 // without moving the wheel's own time.
 func expireOne(c *deadlineCtx) {
 	c.shard.remove(c)
-	c.end(dlExpired, nil)
+	c.end(dlExpired)
 }
 
 // onWheel reports whether c is on the wheel.

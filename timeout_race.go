@@ -94,14 +94,13 @@ func (t *timeout[T]) raceOwn(ctx context.Context, next chain[T], fn Func[T], c *
 		if c.state.Load() == callFinished {
 			break
 		}
-		if dc.state.Load() == dlLive {
+		if dc.live() {
 			// The wheel ends dc at the deadline; the parent, the caller
 			// watches.
-			if err := ctx.Err(); err == nil {
+			if ctx.Err() == nil {
 				continue // a token from an earlier call
-			} else {
-				dc.end(dlParent, err)
 			}
+			dc.end(dlParent)
 		}
 		if c.state.CompareAndSwap(callRunning, callAbandoned) {
 			dc.release()
@@ -202,7 +201,7 @@ func (c *timedCall[T]) run() {
 // reading of the clock.
 func live(ctx context.Context, own *deadlineCtx) bool {
 	if own != nil {
-		return own.state.Load() == dlLive
+		return own.live()
 	}
 	return ctx.Err() == nil
 }

@@ -59,7 +59,7 @@ func (s *wheelShard) add(c *deadlineCtx) {
 	tick := int64((c.at + wheelTick - 1) / wheelTick)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.state.Load() != dlLive {
+	if !c.live() {
 		return
 	}
 	if s.done == 0 {
@@ -147,7 +147,18 @@ func (s *wheelShard) expire(now int64) {
 	for c := due; c != nil; {
 		next := c.next
 		c.next = nil
-		c.end(dlExpired, nil)
+		c.due()
 		c = next
 	}
+}
+
+// due acts on c, taken off the wheel at its tick: a deadline ends the
+// context, a trigger is pulled, in a goroutine of its own, for its work
+// may take time and the wheel's may not.
+func (c *deadlineCtx) due() {
+	if c.trigger != nil {
+		go c.trigger.pull()
+		return
+	}
+	c.end(dlExpired)
 }

@@ -1,0 +1,210 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// On the real clock a Hedge whose delay the timing wheel serves gives the
+// first attempt a deadlineCtx with no deadline of its own, whose trigger
+// on the wheel starts the hedges. These tests run on the real clock, as
+// the wheel does; where a test needs the trigger pulled, it pulls it
+// (expireAll) rather than wait.
+
+// firstCtx runs one call of p whose first attempt answers at once, and
+// returns that attempt's context as it was during the attempt and after.
+func firstCtx(t *testing.T, p Policy[int], parent context.Context) (during struct {
+	own, onWheel bool
+	deadline     time.Time
+	hasDeadline  bool
+	err          error
+	name         string
+}, after context.Context) {
+	t.Helper()
+	var once sync.Mutex // with every attempt at once, the first to come records
+	recorded := false
+	v, err := p.Execute(parent, func(ctx context.Context) (int, error) {
+		once.Lock()
+		defer once.Unlock()
+		if recorded {
+			return 7, nil
+		}
+		recorded = true
+		c, ok := ctx.(*deadlineCtx)
+		during.own = ok && c.trigger != nil
+		during.onWheel = ok && onWheel(c)
+		during.deadline, during.hasDeadline = ctx.Deadline()
+		during.err = ctx.Err()
+		if ok {
+			during.name = c.String()
+		}
+		after = ctx
+		return 7, nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, 7, v)
+	return during, after
+}
+
+func TestHedgeFirstAttemptContext(t *testing.T) {
+	withDeadline, cancel := context.WithDeadline(context.Background(), time.Now().Add(time.Hour))
+	defer cancel()
+	parentDeadline, _ := withDeadline.Deadline()
+	for _, tc := range []struct {
+		name   string
+		p      Policy[int]
+		parent context.Context
+		own    bool // the first attempt's context is the wheel's
+	}{
+		{"fixed", Hedge[int](WithHedgeDelay(time.Second)), context.Background(), true},
+		{"fixed, parent deadline", Hedge[int](WithHedgeDelay(time.Second)), withDeadline, true},
+		{"quantile", Hedge[int](), context.Background(), true},
+		{"shortest the wheel serves", Hedge[int](WithHedgeDelay(triggerMin)), context.Background(), true},
+		{"shorter: a runtime timer", Hedge[int](WithHedgeDelay(triggerMin - 1)), context.Background(), false},
+		{"every attempt at once", Hedge[int](WithHedgeDelay(0), WithHedgeMax(1)), context.Background(), false},
+		{"injected clock", Hedge[int](WithHedgeDelay(time.Second), WithClock(stepClock{})), context.Background(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			during, after := firstCtx(t, tc.p, tc.parent)
+			assert.Equal(t, tc.own, during.own, "first attempt on the wheel's context")
+			assert.NoError(t, during.err)
+			wantDeadline, wantOK := tc.parent.Deadline()
+			assert.Equal(t, wantOK, during.hasDeadline)
+			assert.True(t, wantDeadline.Equal(during.deadline), "Deadline() = %v, want the parent's %v", during.deadline, parentDeadline)
+			if tc.own {
+				assert.True(t, during.onWheel, "the trigger is on the wheel while the attempt runs")
+				assert.Equal(t, "resilience.Hedge context", during.name)
+				c := after.(*deadlineCtx)
+				assert.False(t, onWheel(c), "the trigger leaves the wheel when the call returns")
+			}
+			assert.Equal(t, context.Canceled, after.Err(), "the first attempt's context ends with the call")
+		})
+	}
+}
+
+// stepClock is an injected clock: the Hedge must not use the wheel with it.
+type stepClock struct{}
+
+func (stepClock) Now() time.Time { return time.Unix(0, 0) }
+func (stepClock) WithDeadline(ctx context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	return context.WithCancel(ctx)
+}
+
+// TestHedgeTriggerPulled: pulling the trigger starts a hedge, whose
+// result wins; the first attempt's context is cancelled and its late
+// result goes to the discard hook once.
+func TestHedgeTriggerPulled(t *testing.T) {
+	var discarded atomic.Int64
+	p := Hedge[int](WithHedgeDelay(time.Hour), WithDiscard(func(v int) { discarded.Add(int64(v)) }))
+	started := make(chan context.Context, 1)
+	type result struct {
+		v   int
+		err error
+	}
+	done := make(chan result, 1)
+	var attempts atomic.Int64
+	go func() {
+		v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+			if attempts.Add(1) == 1 {
+				started <- ctx
+				<-ctx.Done()
+				return 1, nil // a loser's result
+			}
+			return 2, nil
+		})
+		done <- result{v, err}
+	}()
+	first := <-started
+	require.Equal(t, 1, expireAll(), "one trigger on the wheel")
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Equal(t, 2, r.v, "the hedge wins")
+	assert.Equal(t, context.Canceled, first.Err())
+	assert.Equal(t, int64(1), discarded.Load(), "the loser's result, discarded once")
+	assert.Equal(t, int64(2), attempts.Load())
+}
+
+// TestHedgeTriggerFires lets the wheel's own timer pull the trigger at the
+// shortest delay it serves.
+func TestHedgeTriggerFires(t *testing.T) {
+	p := Hedge[int](WithHedgeDelay(triggerMin))
+	var attempts atomic.Int64
+	v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+		if attempts.Add(1) == 1 {
+			<-ctx.Done()
+			return 0, ctx.Err()
+		}
+		return 2, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 2, v, "the hedge wins")
+}
+
+// TestHedgeFirstAttemptParentEnds: the caller's cancellation reaches the
+// first attempt's context and a child derived from it, which attaches
+// without a goroutine; the call returns the caller's error.
+func TestHedgeFirstAttemptParentEnds(t *testing.T) {
+	errGone := errors.New("gone")
+	parent, cancel := context.WithCancelCause(context.Background())
+	p := Hedge[int](WithHedgeDelay(time.Hour))
+	_, err := p.Execute(parent, func(ctx context.Context) (int, error) {
+		c := ctx.(*deadlineCtx)
+		child, cancelChild := context.WithCancel(ctx)
+		defer cancelChild()
+		c.mu.Lock()
+		attached := c.funcs != nil
+		c.mu.Unlock()
+		assert.True(t, attached, "the child attaches through AfterFunc")
+		cancel(errGone)
+		<-ctx.Done()
+		<-child.Done()
+		assert.Equal(t, errGone, context.Cause(ctx))
+		assert.Equal(t, errGone, context.Cause(child))
+		assert.False(t, onWheel(c), "an ended context's trigger leaves the wheel")
+		return 0, ctx.Err()
+	})
+	assert.ErrorIs(t, err, context.Canceled)
+}
+
+// TestHedgeFirstAttemptPanics: a panic in the first attempt reaches the
+// caller and takes the trigger off the wheel.
+func TestHedgeFirstAttemptPanics(t *testing.T) {
+	p := Hedge[int](WithHedgeDelay(time.Hour))
+	var c *deadlineCtx
+	assert.PanicsWithValue(t, "boom", func() {
+		_, _ = p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+			c = ctx.(*deadlineCtx)
+			panic("boom")
+		})
+	})
+	require.NotNil(t, c)
+	assert.False(t, onWheel(c))
+	assert.Equal(t, context.Canceled, c.Err())
+}
+
+// TestHedgeFastPathAllocs pins the cost of a call that answers before the
+// delay: one allocation, the run with the first attempt's context.
+func TestHedgeFastPathAllocs(t *testing.T) {
+	ctx := context.Background()
+	fn := func(context.Context) (int, error) { return 1, nil }
+	for _, tc := range []struct {
+		name string
+		p    Policy[int]
+	}{
+		{"fixed", Hedge[int](WithHedgeDelay(time.Second))},
+		{"quantile", Hedge[int]()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, fn) }); n != 1 {
+				t.Errorf("allocs per call = %v, want 1", n)
+			}
+		})
+	}
+}
