@@ -197,6 +197,13 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 			}
 		}
 	}()
+	if r.cancel != nil { // the runtime timer's way: start or arm the hedges
+		if r.delay == 0 {
+			r.start(false) // every attempt at once
+		} else {
+			r.arm(r.delay)
+		}
+	}
 	v, err = next(r.first, fn)
 	finished = true
 	if err == nil && h.lat != nil {
@@ -213,12 +220,13 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 	return v, err
 }
 
-// begin prepares a call's first attempt and arms the start of its hedges.
-// On the real clock, a delay the timing wheel serves costs one allocation:
-// the run itself, whose context is the first attempt's and whose trigger
-// on the wheel starts the hedges. Otherwise the first attempt gets a
-// context.WithCancel and the run, pooled, a timer. begin returns the time
-// the latency of the first attempt is measured from (see mark).
+// begin prepares a call's first attempt. On the real clock, a delay the
+// timing wheel serves costs one allocation: the run itself, whose context
+// is the first attempt's and whose trigger, filed on the wheel here,
+// starts the hedges. Otherwise the first attempt gets a context.WithCancel
+// and the run, pooled, a timer, which run arms once it is ready for a
+// panic (an observer's, as the hedges start). begin returns the time the
+// latency of the first attempt is measured from (see mark).
 func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (*hedgeRun[T], time.Duration) {
 	if h.clock == nil {
 		if now, ok := newTriggerTime(delay); ok {
@@ -232,11 +240,6 @@ func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay t
 	actx, cancel := context.WithCancel(ctx)
 	r := h.getRun()
 	r.ctx, r.next, r.fn, r.cancel, r.delay, r.first = ctx, next, fn, cancel, delay, actx
-	if delay == 0 {
-		r.start(false) // every attempt at once
-	} else {
-		r.arm(delay)
-	}
 	var start time.Duration
 	if h.lat != nil {
 		start = h.mark()
