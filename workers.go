@@ -15,13 +15,14 @@ import (
 // of the call. Parked workers keep the stack they grew: a call hands its
 // task to one, and the worker parks again when the task is done.
 //
-// The pool is bounded: at most maxIdleWorkers park at once, and the others
-// exit when their task is done. A worker that has been parked for a whole
-// sweep period (workerIdle) exits at the next sweep, so a burst leaves
-// nothing behind for long. Tasks are never queued: with no parked worker a
-// call starts a new goroutine, so a slow or abandoned fn delays no other
-// call. Parked workers are kept in a few stacks, each with its own lock, so
-// that callers on different processors seldom meet.
+// The pool is bounded: at most maxIdleWorkers park at once (and one more
+// in the lock-free slot of each stack), and the others exit when their
+// task is done. A worker that has been parked for a whole sweep period
+// (workerIdle) exits at the next sweep, so a burst leaves nothing behind
+// for long. Tasks are never queued: with no parked worker a call starts a
+// new goroutine, so a slow or abandoned fn delays no other call. Parked
+// workers are kept in a few stacks, each with its own lock, so that
+// callers on different processors seldom meet.
 //
 // A worker runs with the profiler labels of the call that started it, not
 // of the call it serves.
@@ -42,11 +43,14 @@ type worker struct {
 }
 
 // idleStack is one stack of parked workers: the longest parked at the
-// bottom.
+// bottom, and the latest in last, a slot taken and filled with one atomic
+// operation and no lock, which is where a steady stream of calls finds its
+// worker.
 type idleStack struct {
+	last atomic.Pointer[worker]
 	mu   sync.Mutex
 	idle []*worker
-	_    [40]byte // keep stacks apart in the cache
+	_    [32]byte // keep stacks apart in the cache
 }
 
 var pool struct {
@@ -78,6 +82,15 @@ func startTask(t task) {
 	stacks := idleStacks()
 	n := uint32(len(stacks))
 	first := rand.Uint32() & (n - 1)
+	for i := range n {
+		s := &stacks[(first+i)&(n-1)]
+		if s.last.Load() != nil {
+			if w := s.last.Swap(nil); w != nil {
+				w.tasks <- t
+				return
+			}
+		}
+	}
 	for i := range n {
 		s := &stacks[(first+i)&(n-1)]
 		s.mu.Lock()
@@ -112,12 +125,18 @@ func (w *worker) loop(t task) {
 func (w *worker) park() bool {
 	stacks := idleStacks()
 	s := &stacks[rand.Uint32()&uint32(len(stacks)-1)]
+	w.epoch = pool.epoch.Load()
+	if s.last.CompareAndSwap(nil, w) {
+		if !pool.armed.Load() {
+			armSweeper()
+		}
+		return true
+	}
 	s.mu.Lock()
 	if len(s.idle) >= maxIdleWorkers/len(stacks) {
 		s.mu.Unlock()
 		return false
 	}
-	w.epoch = pool.epoch.Load()
 	s.idle = append(s.idle, w)
 	s.mu.Unlock()
 	if !pool.armed.Load() {
@@ -153,6 +172,15 @@ func sweepWorkers() {
 	parked := 0
 	for i := range pool.stacks {
 		s := &pool.stacks[i]
+		if w := s.last.Swap(nil); w != nil {
+			// Kept if it parked in the last period and the slot is still
+			// free; let go otherwise.
+			if w.epoch+1 >= epoch && s.last.CompareAndSwap(nil, w) {
+				parked++
+			} else {
+				w.tasks <- nil
+			}
+		}
 		s.mu.Lock()
 		k := 0
 		for k < len(s.idle) && s.idle[k].epoch+1 < epoch {
@@ -197,6 +225,10 @@ func stopIdleWorkers() int {
 	stacks := idleStacks()
 	for i := range stacks {
 		s := &stacks[i]
+		if w := s.last.Swap(nil); w != nil {
+			w.tasks <- nil
+			stopped++
+		}
 		s.mu.Lock()
 		stale := s.release(len(s.idle))
 		s.mu.Unlock()
@@ -214,6 +246,9 @@ func idleWorkers() []*worker {
 	stacks := idleStacks()
 	for i := range stacks {
 		s := &stacks[i]
+		if w := s.last.Load(); w != nil {
+			out = append(out, w)
+		}
 		s.mu.Lock()
 		out = append(out, s.idle...)
 		s.mu.Unlock()
