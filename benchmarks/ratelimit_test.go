@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +25,9 @@ const (
 	benchBurst      = 1000
 )
 
+// clockEpoch is the origin of the baselines' clock readings.
+var clockEpoch = time.Now()
+
 // allower is one library's "take a token now" call.
 type allower struct {
 	name  string
@@ -39,7 +43,22 @@ func allowers() []allower {
 	uber := uberratelimit.New(tokensPerSecond)
 	smooth := fsratelimiter.NewSmooth[any](tokensPerSecond, time.Second)
 	bursty := fsratelimiter.NewBursty[any](tokensPerSecond, time.Second)
+	var word atomic.Int64
 	return []allower{
+		// Two baselines, the floors of any exact limiter: one reading of
+		// the monotonic clock, which every call must take; and a reading
+		// with a compare-and-swap of one shared word, the least a limiter
+		// whose state is one word (GCRA's, ours) does.
+		{"clock-read", func() bool { return time.Since(clockEpoch) > 0 }},
+		{"clock+CAS", func() bool {
+			t := int64(time.Since(clockEpoch))
+			for {
+				old := word.Load()
+				if word.CompareAndSwap(old, max(old, t)+1) {
+					return true
+				}
+			}
+		}},
 		{"resilience", ours.Allow},
 		{"x/time/rate", xrate.Allow},
 		{"uber-go/ratelimit", func() bool { uber.Take(); return true }},

@@ -111,7 +111,8 @@ func median(ss []sample, f func(sample) float64) float64 {
 func ours(lib string) bool { return strings.HasPrefix(lib, "resilience") }
 
 // baselines are columns that are neither ours nor a peer library.
-var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true, "net-http": true}
+var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true, "net-http": true,
+	"clock-read": true, "clock+CAS": true}
 
 // target is what the project promised for a row.
 type target struct {
