@@ -290,6 +290,25 @@ func BenchmarkTimeout(b *testing.B) {
 			<-tctx.Done()
 		}
 	})
+	// The least any timeout that returns at the deadline costs when it
+	// reuses its goroutines: handing the call to a parked goroutine and
+	// waiting for its answer, two switches of goroutine, with no context
+	// and no timer at all.
+	b.Run("handoff", func(b *testing.B) {
+		calls, answers := make(chan func() (int, error)), make(chan int)
+		go func() {
+			for f := range calls {
+				v, _ := f()
+				answers <- v
+			}
+		}()
+		defer close(calls)
+		b.ReportAllocs()
+		for b.Loop() {
+			calls <- work
+			<-answers
+		}
+	})
 	b.Run("resilience", func(b *testing.B) {
 		p := resilience.Timeout[int](time.Second)
 		b.ReportAllocs()

@@ -83,7 +83,7 @@ func parse(r io.Reader) ([]row, error) {
 // rows it does not name come after, as they came.
 var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuccess", "BreakerSuccessParallel",
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
-	"ComposedChildParallel", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
+	"ComposedChildParallel", "HedgeFast", "FallbackSuccess", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
 	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed",
 	"RedisRateLimit", "RedisRateLimitParallel", "GRPCUnary", "HTTPSuccess", "HTTPSuccessParallel"}
 
@@ -112,7 +112,7 @@ func ours(lib string) bool { return strings.HasPrefix(lib, "resilience") }
 
 // baselines are columns that are neither ours nor a peer library.
 var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true, "net-http": true,
-	"clock-read": true, "clock+CAS": true}
+	"clock-read": true, "clock+CAS": true, "handoff": true, "timeout-cooperative": true}
 
 // target is what the project promised for a row.
 type target struct {
@@ -158,6 +158,11 @@ var targets = map[string][]target{
 	"RateLimitKeyed":         {{maxNs: 60, maxAllocs: 0, text: "≤ 60 ns, 0 allocs"}},
 	"RedisRateLimit":         {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
 	"RedisRateLimitParallel": {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"HedgeFast": {
+		{maxAllocs: -1, maxOverTo: "timeout-cooperative", maxPlusNs: 50, text: "≤ cooperative Timeout + 50 ns"},
+		{maxAllocs: -1, maxOverTo: "timeout-cooperative", maxPlusNs: 50, lib: "resilience-fixed", text: "fixed delay ≤ cooperative Timeout + 50 ns"},
+	},
+	"FallbackSuccess": {{maxAllocs: 0, maxOverTo: "direct", maxPlusNs: 3, text: "≤ the bare call + 3 ns, 0 allocs"}},
 	"ObservedRetrySuccess": {
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
 		{maxAllocs: 0, maxOverTo: "resilience", maxPlusNs: 5, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},
