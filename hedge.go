@@ -27,14 +27,19 @@ import (
 // by default one of the Hedge's own that lets hedges add 10% to the calls,
 // plus one a second; [WithHedgeBudget] shares one with other policies.
 //
+// On the real clock, the first attempt's context and the trigger of the
+// hedges take one allocation and a slot on the timing wheel that every
+// [Timeout] shares: a delay is met up to a millisecond late. A delay under
+// a millisecond, an injected clock and a testing/synctest bubble get a
+// context.WithCancel and a runtime timer instead.
+//
 // The losers' contexts are cancelled the moment a winner is chosen; their
 // results, when they come, go to the [WithDiscard] hook, and nothing is
 // left running once they return. The caller does not wait for them, with
-// one exception: the first attempt runs in the caller's goroutine (so that
-// a call that answers before the delay needs no goroutine: a cancelable
-// context and a timer, about 400ns and two allocations), so a first attempt
-// that ignores its context holds the caller until it returns. Put a [Timeout] in its default mode inside the
-// Hedge to bound every attempt:
+// one exception: the first attempt runs in the caller's goroutine, so that
+// a call that answers before the delay needs no goroutine, and a first
+// attempt that ignores its context holds the caller until it returns. Put
+// a [Timeout] in its default mode inside the Hedge to bound every attempt:
 //
 //	Compose(Hedge[T](), Timeout[T](d), Guarded[T](breaker))
 //
