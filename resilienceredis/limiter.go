@@ -60,6 +60,7 @@ type Limiter struct {
 	wait        time.Duration
 	prefix      string
 	closed      bool
+	direct      bool // the client honours deadlines: the script runs on the caller's goroutine
 	local       *resilience.KeyedRateLimiter[string]
 	localRate   float64
 	observer    resilience.Observer
@@ -89,7 +90,7 @@ func NewLimiter(client Scripter, rate float64, burst int, opts ...Option) *Limit
 		intervalArg: itoa(iv), sha: script.Hash(), tauArg: itoa(iv * int64(burst)),
 		burst: burst, rate: 1e6 / float64(iv),
 		timeout: cfg.timeout, wait: cfg.wait, prefix: cfg.prefix, closed: cfg.closed,
-		observer: cfg.observer, name: cfg.name,
+		observer: cfg.observer, name: cfg.name, direct: honoursDeadlines(client),
 	}
 	l.health.probe = cfg.probe
 	if !cfg.closed {
