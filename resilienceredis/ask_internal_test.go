@@ -133,3 +133,48 @@ func TestHonoursDeadlines(t *testing.T) {
 		})
 	}
 }
+
+// TestWorkerPool: a request goes to the most recently parked worker; a
+// sweep ends the workers parked since before the previous sweep, and no
+// other.
+func TestWorkerPool(t *testing.T) {
+	var p workerPool
+	defer p.stop()
+	fake := func() *worker { return &worker{pool: &p, reqs: make(chan *request, 1)} }
+	pending := func(w *worker) (*request, bool) {
+		select {
+		case r := <-w.reqs:
+			return r, true
+		default:
+			return nil, false
+		}
+	}
+
+	a, b := fake(), fake()
+	p.park(a)
+	p.park(b)
+	r := &request{}
+	p.start(r)
+	got, ok := pending(b)
+	require.True(t, ok, "the most recently parked worker runs the request")
+	require.Same(t, r, got)
+	_, ok = pending(a)
+	require.False(t, ok)
+
+	old, fresh := a, fake()
+	p.sweep() // old has been parked for less than a period
+	_, ok = pending(old)
+	require.False(t, ok)
+	p.park(fresh)
+	p.sweep() // old for a whole period: it ends; fresh stays
+	got, ok = pending(old)
+	require.True(t, ok)
+	require.Nil(t, got, "told to end")
+	_, ok = pending(fresh)
+	require.False(t, ok)
+	p.sweep()
+	got, ok = pending(fresh)
+	require.True(t, ok)
+	require.Nil(t, got)
+	require.False(t, p.armed, "no sweep without a parked worker")
+}
