@@ -78,8 +78,12 @@ func stopRedis() {
 
 // redisDeciders returns, for each library, one admitted decision of a rate
 // limit kept in the same local redis-server, each through a client of its
-// own: a rate high enough that no decision is refused, one key.
-func redisDeciders(b *testing.B) []struct {
+// own: a rate high enough that no decision is refused, one key. Both
+// clients have the same options: go-redis's defaults and the server's
+// address, with ContextTimeoutEnabled set when ctxTimeout is true (what
+// resilienceredis's README recommends: the client then bounds each call by
+// its context's deadline).
+func redisDeciders(b *testing.B, ctxTimeout bool) []struct {
 	name   string
 	decide func(ctx context.Context) error
 } {
@@ -88,8 +92,8 @@ func redisDeciders(b *testing.B) []struct {
 		b.Fatal(redisErr)
 	}
 	const rate = 1_000_000
-	ours := redis.NewClient(&redis.Options{Addr: redisAddr})
-	peer := redis.NewClient(&redis.Options{Addr: redisAddr})
+	ours := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: ctxTimeout})
+	peer := redis.NewClient(&redis.Options{Addr: redisAddr, ContextTimeoutEnabled: ctxTimeout})
 	b.Cleanup(func() { ours.Close(); peer.Close() })
 	l := resilienceredis.NewLimiter(ours, rate, rate)
 	rl := redis_rate.NewLimiter(peer)
@@ -110,10 +114,9 @@ func redisDeciders(b *testing.B) []struct {
 	}
 }
 
-// BenchmarkRedisRateLimit: one admitted decision of a rate limit shared
-// through a local Redis, a round trip each.
-func BenchmarkRedisRateLimit(b *testing.B) {
-	for _, d := range redisDeciders(b) {
+// benchRedisSerial measures one decision after another.
+func benchRedisSerial(b *testing.B, ctxTimeout bool) {
+	for _, d := range redisDeciders(b, ctxTimeout) {
 		b.Run(d.name, func(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -126,9 +129,9 @@ func BenchmarkRedisRateLimit(b *testing.B) {
 	}
 }
 
-// BenchmarkRedisRateLimitParallel: the same from many goroutines.
-func BenchmarkRedisRateLimitParallel(b *testing.B) {
-	for _, d := range redisDeciders(b) {
+// benchRedisParallel measures decisions made from many goroutines.
+func benchRedisParallel(b *testing.B, ctxTimeout bool) {
+	for _, d := range redisDeciders(b, ctxTimeout) {
 		b.Run(d.name, func(b *testing.B) {
 			ctx := context.Background()
 			b.ReportAllocs()
@@ -143,3 +146,21 @@ func BenchmarkRedisRateLimitParallel(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRedisRateLimit: one admitted decision of a rate limit shared
+// through a local Redis, a round trip each, both clients with
+// ContextTimeoutEnabled (resilienceredis runs the script on the caller's
+// goroutine).
+func BenchmarkRedisRateLimit(b *testing.B) { benchRedisSerial(b, true) }
+
+// BenchmarkRedisRateLimitParallel: the same from many goroutines.
+func BenchmarkRedisRateLimitParallel(b *testing.B) { benchRedisParallel(b, true) }
+
+// BenchmarkRedisRateLimitDefaultOptions: the same with go-redis's default
+// options for both clients (resilienceredis hands the script to a worker
+// goroutine, so that the caller still leaves at the deadline).
+func BenchmarkRedisRateLimitDefaultOptions(b *testing.B) { benchRedisSerial(b, false) }
+
+// BenchmarkRedisRateLimitDefaultOptionsParallel: the same from many
+// goroutines.
+func BenchmarkRedisRateLimitDefaultOptionsParallel(b *testing.B) { benchRedisParallel(b, false) }

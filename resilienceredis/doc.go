@@ -6,7 +6,9 @@
 // one round trip to Redis, bounded by a small timeout; when Redis is slow
 // or down the limiter limits locally at a share of the rate (or refuses,
 // if told to fail closed) and goes back to Redis by itself when it answers
-// again.
+// again. The recommended client is a *redis.Client with
+// ContextTimeoutEnabled set, which lets the limiter ask Redis on the
+// caller's goroutine (see [Limiter]).
 //
 // # Errors
 //

@@ -23,7 +23,9 @@ func ExampleNewLimiter() {
 	}
 	defer mr.Close()
 	mr.SetTime(time.Unix(1_700_000_000, 0))
-	client := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	// ContextTimeoutEnabled: the client bounds each call by its context,
+	// so the limiter asks Redis on the caller's goroutine.
+	client := redis.NewClient(&redis.Options{Addr: mr.Addr(), ContextTimeoutEnabled: true})
 	defer client.Close()
 
 	limiter := resilienceredis.NewLimiter(client, 2, 3,

@@ -3,6 +3,7 @@ package resilienceredis_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"syscall"
 	"testing"
@@ -92,11 +93,19 @@ func waitRecovered(t *testing.T, l *resilienceredis.Limiter, key string) {
 // the same port. Every call is answered within the timeout; the fail-open
 // limiter answers from its local share, the fail-closed one refuses with
 // ErrUnavailable; both degrade and recover by themselves, with events.
+// The same with go-redis's default options (the script runs in a worker)
+// and with ContextTimeoutEnabled (on the caller's goroutine).
 func TestFaults(t *testing.T) {
+	for _, ctxTimeout := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ContextTimeoutEnabled %v", ctxTimeout), func(t *testing.T) { testFaults(t, ctxTimeout) })
+	}
+}
+
+func testFaults(t *testing.T, ctxTimeout bool) {
 	srv, err := startServer("")
 	require.NoError(t, err)
 	defer func() { srv.stop() }()
-	c := redis.NewClient(&redis.Options{Addr: srv.addr})
+	c := redis.NewClient(&redis.Options{Addr: srv.addr, ContextTimeoutEnabled: ctxTimeout})
 	defer c.Close()
 	var open, closed recorder
 	lo := resilienceredis.NewLimiter(c, 0.1, 4, // the local share refills a token every 20 s: none in the test

@@ -44,6 +44,17 @@ type Scripter interface {
 // longer than the timeout, except for tokens it chose to wait for
 // ([WithRateLimitWait]).
 //
+// The recommended client is a *redis.Client with ContextTimeoutEnabled
+// set: it bounds each call by its context's deadline, so the script runs
+// on the caller's goroutine. Any other client may keep a call longer than
+// its context says (go-redis's default is to wait up to its ReadTimeout,
+// 3 s), so the script runs in a parked worker goroutine and the caller
+// stops waiting at the deadline; the hand-off between the two goroutines
+// costs each decision some latency and processor time. With the
+// recommended client, a caller whose context is canceled during a decision
+// gets its answer when Redis answers or at the timeout, whichever comes
+// first.
+//
 // A refusal is a [*RefusedError], matching [resilience.ErrRateLimited]
 // with a retry hint. A Limiter is safe for concurrent use; make one with
 // [NewLimiter].
@@ -60,6 +71,7 @@ type Limiter struct {
 	wait        time.Duration
 	prefix      string
 	closed      bool
+	direct      bool // the client honours deadlines: the script runs on the caller's goroutine
 	local       *resilience.KeyedRateLimiter[string]
 	localRate   float64
 	observer    resilience.Observer
@@ -89,7 +101,7 @@ func NewLimiter(client Scripter, rate float64, burst int, opts ...Option) *Limit
 		intervalArg: itoa(iv), sha: script.Hash(), tauArg: itoa(iv * int64(burst)),
 		burst: burst, rate: 1e6 / float64(iv),
 		timeout: cfg.timeout, wait: cfg.wait, prefix: cfg.prefix, closed: cfg.closed,
-		observer: cfg.observer, name: cfg.name,
+		observer: cfg.observer, name: cfg.name, direct: honoursDeadlines(client),
 	}
 	l.health.probe = cfg.probe
 	if !cfg.closed {
