@@ -85,7 +85,7 @@ var order = []string{"Bare", "RetrySuccess", "RetryFailFailSucceed", "BreakerSuc
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
 	"ComposedChildParallel", "HedgeFast", "FallbackSuccess", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
 	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed",
-	"RedisRateLimit", "RedisRateLimitParallel", "GRPCUnary", "HTTPSuccess", "HTTPSuccessParallel"}
+	"RedisRateLimit", "RedisRateLimitParallel", "RedisRateLimitDefaultOptions", "RedisRateLimitDefaultOptionsParallel", "GRPCUnary", "HTTPSuccess", "HTTPSuccessParallel"}
 
 func rank(name string) int {
 	if i := slices.Index(order, name); i >= 0 {
@@ -149,15 +149,17 @@ var targets = map[string][]target{
 		{maxAllocs: -1, minSpeed: 2.5, text: "default ≥ 2.5× failsafe-go"},
 		{maxAllocs: -1, minSpeed: 3, lib: "resilience-cooperative", text: "cooperative ≥ 3× failsafe-go"},
 	},
-	"ComposedChild":          {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
-	"ComposedChildParallel":  {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
-	"BatchPerItem":           {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
-	"RateLimitAllow":         {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
-	"RateLimitAllowParallel": {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
-	"RateLimitGuarded":       {{maxNs: 30, maxAllocs: 0, text: "≤ 30 ns, 0 allocs"}},
-	"RateLimitKeyed":         {{maxNs: 60, maxAllocs: 0, text: "≤ 60 ns, 0 allocs"}},
-	"RedisRateLimit":         {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
-	"RedisRateLimitParallel": {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"ComposedChild":                        {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"ComposedChildParallel":                {{maxAllocs: -1, minSpeed: 1.3, text: "default ≥ 1.3× failsafe-go"}},
+	"BatchPerItem":                         {{maxNs: 300, maxAllocs: 2, text: "≤ 300 ns, ≤ 2 allocs per item"}},
+	"RateLimitAllow":                       {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
+	"RateLimitAllowParallel":               {{maxNs: 25, maxAllocs: 0, text: "≤ 25 ns, 0 allocs"}},
+	"RateLimitGuarded":                     {{maxNs: 30, maxAllocs: 0, text: "≤ 30 ns, 0 allocs"}},
+	"RateLimitKeyed":                       {{maxNs: 60, maxAllocs: 0, text: "≤ 60 ns, 0 allocs"}},
+	"RedisRateLimit":                       {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"RedisRateLimitParallel":               {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"RedisRateLimitDefaultOptions":         {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
+	"RedisRateLimitDefaultOptionsParallel": {{maxAllocs: 21, maxOverTo: "redis_rate", maxOver: 1.0, text: "≤ redis_rate's latency, fewer allocs"}},
 	"HedgeFast": {
 		{maxAllocs: -1, maxOverTo: "timeout-cooperative", maxPlusNs: 50, text: "≤ cooperative Timeout + 50 ns"},
 		{maxAllocs: -1, maxOverTo: "timeout-cooperative", maxPlusNs: 50, lib: "resilience-fixed", text: "fixed delay ≤ cooperative Timeout + 50 ns"},
