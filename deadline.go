@@ -319,24 +319,29 @@ func (c *deadlineCtx) parentEnded() { c.end(dlParent) }
 // every context derived from it, is canceled.
 func (c *deadlineCtx) release() { c.end(dlReleased) }
 
+// releaseTrigger ends a trigger context, and reports whether its trigger
+// was never pulled, so that its owner may be used again.
+func (c *deadlineCtx) releaseTrigger() bool { return c.end(dlReleased) }
+
 // end moves a live context to state st, closes Done, calls the registered
 // functions and tells a waiting caller. It does nothing to a context that
-// ended already.
-func (c *deadlineCtx) end(st int32) {
+// ended already. It reports whether it took the context off the wheel:
+// for a trigger, that it was never pulled and never will be.
+func (c *deadlineCtx) end(st int32) (removed bool) {
 	if c.state.CompareAndSwap(dlLive, st) {
 		// Nothing was registered: no channel to close, no function to
 		// call, no watch of the parent to stop. The shard, if any, was set
 		// before the context was shared.
 		if c.shard != nil {
-			c.shard.remove(c)
+			removed = c.shard.remove(c)
 		}
 		c.tell(st)
-		return
+		return removed
 	}
 	c.mu.Lock()
 	if !c.state.CompareAndSwap(dlWatched, st) {
 		c.mu.Unlock()
-		return
+		return false
 	}
 	if d, ok := c.done.Load().(chan struct{}); ok {
 		close(d)
@@ -345,7 +350,7 @@ func (c *deadlineCtx) end(st int32) {
 	c.funcs, c.stopParent = nil, nil
 	c.mu.Unlock()
 	if shard != nil {
-		shard.remove(c)
+		removed = shard.remove(c)
 	}
 	if stop != nil {
 		stop()
@@ -354,6 +359,7 @@ func (c *deadlineCtx) end(st int32) {
 		f.f()
 	}
 	c.tell(st)
+	return removed
 }
 
 // tell wakes the waiting caller, if any, of a context that ended at its

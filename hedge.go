@@ -3,7 +3,6 @@ package resilience
 import (
 	"context"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,9 +234,10 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (*hedgeRun[T], time.Duration) {
 	if h.clock == nil {
 		if now, ok := newTriggerTime(delay); ok {
-			r := &hedgeRun[T]{h: h, ctx: ctx, next: next, fn: fn, delay: delay}
-			r.own.parent, r.own.at = ctx, now+delay
-			r.first = &r.own
+			r := h.getRun()
+			r.ctx, r.next, r.fn, r.delay = ctx, next, fn, delay
+			r.own = &deadlineCtx{parent: ctx, at: now + delay}
+			r.first = r.own
 			r.own.setTrigger(r)
 			return r, now
 		}
@@ -289,14 +289,13 @@ type hedgeRun[T any] struct {
 	ctx    context.Context
 	next   chain[T]
 	fn     Func[T]
-	first  context.Context    // the first attempt's: &own, or a context.WithCancel
-	cancel context.CancelFunc // of a context.WithCancel; nil for own
+	first  context.Context    // the first attempt's: own, or a context.WithCancel
+	cancel context.CancelFunc // of a context.WithCancel; nil with own
 	delay  time.Duration
 
-	// own is the first attempt's context and the hedges' trigger on the
-	// timing wheel (see begin); such a run is never pooled, for fn may
-	// keep its context.
-	own deadlineCtx
+	// own is the first attempt's context, made for each call, and the
+	// trigger of the hedges on the timing wheel (see begin).
+	own *deadlineCtx
 }
 
 func (h *hedge[T]) getRun() *hedgeRun[T] {
@@ -305,29 +304,30 @@ func (h *hedge[T]) getRun() *hedgeRun[T] {
 			return r
 		}
 	}
-	r := &hedgeRun[T]{h: h}
-	if h.clock == nil {
-		r.timer = time.AfterFunc(math.MaxInt64, r.fire)
-		r.timer.Stop()
-	}
-	return r
+	return &hedgeRun[T]{h: h}
 }
 
+// putRun recycles a run whose timer or trigger never fired, on the real
+// clock.
 func (h *hedge[T]) putRun(r *hedgeRun[T]) {
-	if r.timer == nil {
+	if h.clock != nil {
 		return
 	}
 	r.phase.Store(runAlone)
-	r.state, r.ctx, r.next, r.fn, r.first, r.cancel = nil, nil, nil, nil, nil, nil
+	r.state, r.ctx, r.next, r.fn, r.first, r.cancel, r.own = nil, nil, nil, nil, nil, nil, nil
 	h.runs.Put(r)
 }
 
 func (r *hedgeRun[T]) arm(d time.Duration) {
-	if r.timer != nil {
-		r.timer.Reset(d)
+	if r.h.clock != nil {
+		r.stop = r.h.afterFunc(d, r.fire)
 		return
 	}
-	r.stop = r.h.afterFunc(d, r.fire)
+	if r.timer == nil {
+		r.timer = time.AfterFunc(d, r.fire)
+		return
+	}
+	r.timer.Reset(d)
 }
 
 // disarm stops the timer and reports whether it stopped it before it fired.
@@ -352,8 +352,10 @@ func (r *hedgeRun[T]) pull() { r.start(true) }
 // answer, stops the trigger of the hedges, and recycles the run when it
 // can.
 func (r *hedgeRun[T]) endFirst() {
-	if r.cancel == nil {
-		r.own.release() // takes the trigger off the wheel
+	if r.own != nil {
+		if r.own.releaseTrigger() {
+			r.h.putRun(r) // the trigger never fired: nothing else holds r
+		}
 		return
 	}
 	r.cancel()
@@ -365,7 +367,7 @@ func (r *hedgeRun[T]) endFirst() {
 // cancelFirst returns the function that cancels the first attempt's
 // context.
 func (r *hedgeRun[T]) cancelFirst() context.CancelFunc {
-	if r.cancel == nil {
+	if r.own != nil {
 		return r.own.release
 	}
 	return r.cancel

@@ -413,6 +413,32 @@ func TestHedgeBadInput(t *testing.T) {
 	}
 }
 
+// TestHedgeFastPathAllocs pins the cost of a call that answers before the
+// delay: one allocation, the first attempt's context, which also holds the
+// trigger of the hedges.
+func TestHedgeFastPathAllocs(t *testing.T) {
+	ctx := context.Background()
+	fn := func(context.Context) (int, error) { return 1, nil }
+	for _, tc := range []struct {
+		name string
+		p    resilience.Policy[int]
+	}{
+		{"fixed", resilience.Hedge[int](resilience.WithHedgeDelay(time.Second))},
+		{"quantile", resilience.Hedge[int]()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, fn) })
+			if raceEnabled {
+				// Under the race detector sync.Pool drops items at random,
+				// and the run is pooled.
+				assert.InDelta(t, 1, n, 1, "allocs per call")
+				return
+			}
+			assert.Equal(t, 1.0, n, "allocs per call")
+		})
+	}
+}
+
 func BenchmarkHedgeFast(b *testing.B) {
 	for _, bc := range []struct {
 		name string

@@ -188,23 +188,3 @@ func TestHedgeFirstAttemptPanics(t *testing.T) {
 	assert.False(t, onWheel(c))
 	assert.Equal(t, context.Canceled, c.Err())
 }
-
-// TestHedgeFastPathAllocs pins the cost of a call that answers before the
-// delay: one allocation, the run with the first attempt's context.
-func TestHedgeFastPathAllocs(t *testing.T) {
-	ctx := context.Background()
-	fn := func(context.Context) (int, error) { return 1, nil }
-	for _, tc := range []struct {
-		name string
-		p    Policy[int]
-	}{
-		{"fixed", Hedge[int](WithHedgeDelay(time.Second))},
-		{"quantile", Hedge[int]()},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, fn) }); n != 1 {
-				t.Errorf("allocs per call = %v, want 1", n)
-			}
-		})
-	}
-}

@@ -79,13 +79,15 @@ func (s *wheelShard) add(c *deadlineCtx) {
 	}
 }
 
-// remove takes c off the wheel if it is on it.
-func (s *wheelShard) remove(c *deadlineCtx) {
+// remove takes c off the wheel if it is on it, and reports whether it was.
+func (s *wheelShard) remove(c *deadlineCtx) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c.inWheel {
-		s.unlink(c)
+	if !c.inWheel {
+		return false
 	}
+	s.unlink(c)
+	return true
 }
 
 // unlink takes c, which is on the wheel, off it. s.mu is held.
