@@ -250,7 +250,7 @@ func (c *deadlineCtx) unregister(n *afterFunc) bool {
 // armNew puts a context that is not shared yet on the wheel: the default
 // mode's caller, who waits for it to end.
 func (c *deadlineCtx) armNew() {
-	c.armed, c.shard = true, pickShard()
+	c.armed, c.shard = true, pickShard(c)
 	c.shard.add(c)
 }
 
@@ -260,7 +260,7 @@ type wheelTrigger interface{ pull() }
 // setTrigger makes c, which is not shared yet, a context with no deadline
 // of its own, and files its trigger t on the wheel for c.at.
 func (c *deadlineCtx) setTrigger(t wheelTrigger) {
-	c.trigger, c.shard = t, pickShard()
+	c.trigger, c.shard = t, pickShard(c)
 	c.shard.add(c)
 }
 
@@ -293,7 +293,7 @@ func (c *deadlineCtx) arm() {
 	}
 	c.armed = true
 	if c.trigger == nil {
-		c.shard = pickShard()
+		c.shard = pickShard(c)
 	}
 	c.mu.Unlock()
 	if !c.watched && c.parent.Done() != nil {
