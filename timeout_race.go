@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Call states of a timedCall: whoever moves it out of running decides who
@@ -58,7 +59,7 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	if inBubble() {
 		go c.run() // the bubble's goroutines must not outlive it
 	} else {
-		startTask(c)
+		startTask(c, uintptr(unsafe.Pointer(c))>>6)
 	}
 
 	<-tctx.Done()
@@ -79,7 +80,7 @@ func (t *timeout[T]) raceOwn(ctx context.Context, next chain[T], fn Func[T], c *
 	dc.wake, dc.watched = c.wake, true
 	dc.armNew()
 	c.ctx, c.own, c.cancel, c.next, c.fn = dc, dc, nil, next, fn
-	startTask(c)
+	startTask(c, uintptr(unsafe.Pointer(c))>>6)
 
 	parent := ctx.Done()
 	for {

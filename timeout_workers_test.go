@@ -54,7 +54,7 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 func runOn(t *testing.T) int {
 	t.Helper()
 	got := make(chan int, 1)
-	startTask(taskFunc(func() { got <- goid() }))
+	startTask(taskFunc(func() { got <- goid() }), 0)
 	return <-got
 }
 
@@ -99,7 +99,7 @@ func TestWorkerPool(t *testing.T) {
 		block := make(chan struct{})
 		started := make(chan struct{})
 		for range 4 {
-			startTask(taskFunc(func() { started <- struct{}{}; <-block }))
+			startTask(taskFunc(func() { started <- struct{}{}; <-block }), 0)
 		}
 		for range 4 {
 			<-started
@@ -117,7 +117,7 @@ func TestWorkerPool(t *testing.T) {
 	t.Run("a task that calls Goexit ends its worker only", func(t *testing.T) {
 		stopIdleWorkers()
 		done := make(chan struct{})
-		startTask(taskFunc(func() { defer close(done); runtime.Goexit() }))
+		startTask(taskFunc(func() { defer close(done); runtime.Goexit() }), 0)
 		<-done
 		if id := runOn(t); id == 0 {
 			t.Error("no task ran after a Goexit")

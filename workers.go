@@ -1,7 +1,6 @@
 package resilience
 
 import (
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -40,6 +39,7 @@ const (
 type worker struct {
 	tasks chan task
 	epoch uint64 // pool.epoch when it parked
+	home  uint32 // the stack it parks on, unless that one is full
 }
 
 // idleStack is one stack of parked workers: the longest parked at the
@@ -75,13 +75,14 @@ func idleStacks() []idleStack {
 }
 
 // startTask runs t on a parked worker, or on a new goroutine when none is
-// parked. The caller must not be inside a testing/synctest bubble (see
+// parked. hint, any number that differs from caller to caller (the address
+// of the caller's own task, say), says where to look first. The caller must not be inside a testing/synctest bubble (see
 // inBubble), whose goroutines must not outlive it and whose fake time a
 // worker from outside would not see.
-func startTask(t task) {
+func startTask(t task, hint uintptr) {
 	stacks := idleStacks()
 	n := uint32(len(stacks))
-	first := rand.Uint32() & (n - 1)
+	first := uint32(hint) & (n - 1)
 	for i := range n {
 		s := &stacks[(first+i)&(n-1)]
 		if s.last.Load() != nil {
@@ -104,7 +105,7 @@ func startTask(t task) {
 		}
 		s.mu.Unlock()
 	}
-	w := &worker{tasks: make(chan task, 1)}
+	w := &worker{tasks: make(chan task, 1), home: first}
 	go w.loop(t)
 }
 
@@ -124,7 +125,7 @@ func (w *worker) loop(t task) {
 // park puts w on an idle stack, and reports false if it is full.
 func (w *worker) park() bool {
 	stacks := idleStacks()
-	s := &stacks[rand.Uint32()&uint32(len(stacks)-1)]
+	s := &stacks[w.home&uint32(len(stacks)-1)]
 	w.epoch = pool.epoch.Load()
 	if s.last.CompareAndSwap(nil, w) {
 		if !pool.armed.Load() {
