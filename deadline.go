@@ -51,7 +51,7 @@ type deadlineCtx struct {
 
 	// trigger, when set, makes this a context with no deadline of its own,
 	// ended only by its parent or its owner: at is then the time of a
-	// trigger, which the wheel pulls instead of ending the context (a
+	// trigger, which the wheel fires instead of ending the context (a
 	// Hedge's first attempt, whose trigger starts the hedges).
 	trigger wheelTrigger
 
@@ -107,14 +107,26 @@ var useOwnDeadline = true
 // wheelMax, a caller inside a testing/synctest bubble, or a Go release on
 // which deadlineCtx would be wrong.
 func newDeadline(parent context.Context, d time.Duration) *deadlineCtx {
-	if d < wheelMin || d > wheelMax || !useOwnDeadline || !ownDeadlineWorks() {
+	now, ok := wheelNow(d, wheelMin)
+	if !ok {
 		return nil
+	}
+	return &deadlineCtx{parent: parent, at: now + d}
+}
+
+// wheelNow returns the time since epoch, for a deadlineCtx due d from now,
+// or false when d is under least or over wheelMax, the caller is inside a
+// testing/synctest bubble (a fake clock: see inBubble), or deadlineCtx
+// would be wrong on this Go release.
+func wheelNow(d, least time.Duration) (time.Duration, bool) {
+	if d < least || d > wheelMax || !useOwnDeadline || !ownDeadlineWorks() {
+		return 0, false
 	}
 	now := time.Since(epoch)
 	if now < 0 || now > bubbleGap {
-		return nil // a fake clock: inside a bubble (see inBubble)
+		return 0, false
 	}
-	return &deadlineCtx{parent: parent, at: now + d}
+	return now, true
 }
 
 // Deadline returns the deadline, or the parent's when it comes first.
@@ -254,8 +266,8 @@ func (c *deadlineCtx) armNew() {
 	c.shard.add(c)
 }
 
-// wheelTrigger is pulled by the wheel when a trigger context's time comes.
-type wheelTrigger interface{ pull() }
+// wheelTrigger is fired by the wheel when a trigger context's time comes.
+type wheelTrigger interface{ fire() }
 
 // setTrigger makes c, which is not shared yet, a context with no deadline
 // of its own, and files its trigger t on the wheel for c.at.
@@ -267,21 +279,6 @@ func (c *deadlineCtx) setTrigger(t wheelTrigger) {
 // triggerMin is the shortest delay a trigger on the wheel serves: a
 // shorter one would be late by more than its own length.
 const triggerMin = wheelTick
-
-// newTriggerTime returns the time, since epoch, of a trigger on the wheel
-// after d, or false when a runtime timer must serve: a d under triggerMin
-// or over wheelMax, a caller inside a testing/synctest bubble, or a Go
-// release on which deadlineCtx would be wrong.
-func newTriggerTime(d time.Duration) (time.Duration, bool) {
-	if d < triggerMin || d > wheelMax || !useOwnDeadline || !ownDeadlineWorks() {
-		return 0, false
-	}
-	now := time.Since(epoch)
-	if now < 0 || now > bubbleGap {
-		return 0, false
-	}
-	return now, true
-}
 
 // arm puts a live context on the wheel and watches its parent, once:
 // someone now waits for it to end.
@@ -320,13 +317,13 @@ func (c *deadlineCtx) parentEnded() { c.end(dlParent) }
 func (c *deadlineCtx) release() { c.end(dlReleased) }
 
 // releaseTrigger ends a trigger context, and reports whether its trigger
-// was never pulled, so that its owner may be used again.
+// never fired, so that its owner may be used again.
 func (c *deadlineCtx) releaseTrigger() bool { return c.end(dlReleased) }
 
 // end moves a live context to state st, closes Done, calls the registered
 // functions and tells a waiting caller. It does nothing to a context that
 // ended already. It reports whether it took the context off the wheel:
-// for a trigger, that it was never pulled and never will be.
+// for a trigger, that it was never fired and never will.
 func (c *deadlineCtx) end(st int32) (removed bool) {
 	if c.state.CompareAndSwap(dlLive, st) {
 		// Nothing was registered: no channel to close, no function to

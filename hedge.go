@@ -201,7 +201,7 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 			}
 		}
 	}()
-	if r.cancel != nil { // the runtime timer's way: start or arm the hedges
+	if r.own == nil { // the runtime timer's way: start or arm the hedges
 		if r.delay == 0 {
 			r.start(false) // every attempt at once
 		} else {
@@ -224,16 +224,16 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 	return v, err
 }
 
-// begin prepares a call's first attempt. On the real clock, a delay the
-// timing wheel serves costs one allocation: the run itself, whose context
-// is the first attempt's and whose trigger, filed on the wheel here,
-// starts the hedges. Otherwise the first attempt gets a context.WithCancel
-// and the run, pooled, a timer, which run arms once it is ready for a
-// panic (an observer's, as the hedges start). begin returns the time the
-// latency of the first attempt is measured from (see mark).
+// begin prepares a call's first attempt in a run, pooled on the real
+// clock. A delay the timing wheel serves costs one allocation: the first
+// attempt's context, whose trigger, filed on the wheel here, starts the
+// hedges. Otherwise the first attempt gets a context.WithCancel and the run
+// a timer, which run arms once it is ready for a panic (an observer's, as
+// the hedges start). begin returns the time the latency of the first
+// attempt is measured from (see mark).
 func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (*hedgeRun[T], time.Duration) {
 	if h.clock == nil {
-		if now, ok := newTriggerTime(delay); ok {
+		if now, ok := wheelNow(delay, triggerMin); ok {
 			r := h.getRun()
 			r.ctx, r.next, r.fn, r.delay = ctx, next, fn, delay
 			r.own = &deadlineCtx{parent: ctx, at: now + delay}
@@ -341,12 +341,9 @@ func (r *hedgeRun[T]) disarm() bool {
 	return false
 }
 
-// fire starts hedging from the timer's goroutine, unless the first
-// attempt has returned.
+// fire starts hedging from the timer's goroutine, or the wheel's, unless
+// the first attempt has returned.
 func (r *hedgeRun[T]) fire() { r.start(true) }
-
-// pull is fire for the trigger on the timing wheel.
-func (r *hedgeRun[T]) pull() { r.start(true) }
 
 // endFirst ends the first attempt's context once its outcome is the
 // answer, stops the trigger of the hedges, and recycles the run when it

@@ -15,7 +15,7 @@ import (
 // On the real clock a Hedge whose delay the timing wheel serves gives the
 // first attempt a deadlineCtx with no deadline of its own, whose trigger
 // on the wheel starts the hedges. These tests run on the real clock, as
-// the wheel does; where a test needs the trigger pulled, it pulls it
+// the wheel does; where a test needs the trigger fired, it fires it
 // (expireAll) rather than wait.
 
 // firstCtx runs one call of p whose first attempt answers at once, and
@@ -97,10 +97,10 @@ func (stepClock) WithDeadline(ctx context.Context, d time.Time) (context.Context
 	return context.WithCancel(ctx)
 }
 
-// TestHedgeTriggerPulled: pulling the trigger starts a hedge, whose
+// TestHedgeTriggerFired: firing the trigger starts a hedge, whose
 // result wins; the first attempt's context is cancelled and its late
 // result goes to the discard hook once.
-func TestHedgeTriggerPulled(t *testing.T) {
+func TestHedgeTriggerFired(t *testing.T) {
 	var discarded atomic.Int64
 	p := Hedge[int](WithHedgeDelay(time.Hour), WithDiscard(func(v int) { discarded.Add(int64(v)) }))
 	started := make(chan context.Context, 1)
@@ -131,7 +131,7 @@ func TestHedgeTriggerPulled(t *testing.T) {
 	assert.Equal(t, int64(2), attempts.Load())
 }
 
-// TestHedgeTriggerFires lets the wheel's own timer pull the trigger at the
+// TestHedgeTriggerFires lets the wheel's own timer fire the trigger at the
 // shortest delay it serves.
 func TestHedgeTriggerFires(t *testing.T) {
 	p := Hedge[int](WithHedgeDelay(triggerMin))

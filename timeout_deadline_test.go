@@ -26,7 +26,7 @@ func TestOwnDeadlineWorks(t *testing.T) {
 }
 
 // expireAll ends every context on the wheel as if its deadline had passed,
-// and pulls every trigger, without moving the wheel's own time.
+// and fires every trigger, without moving the wheel's own time.
 func expireAll() int {
 	pickShard(nil)
 	var due []*deadlineCtx

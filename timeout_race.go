@@ -59,7 +59,7 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	if inBubble() {
 		go c.run() // the bubble's goroutines must not outlive it
 	} else {
-		startTask(c, uintptr(unsafe.Pointer(c))>>6)
+		startTask(c, c.hint())
 	}
 
 	<-tctx.Done()
@@ -80,7 +80,7 @@ func (t *timeout[T]) raceOwn(ctx context.Context, next chain[T], fn Func[T], c *
 	dc.wake, dc.watched = c.wake, true
 	dc.armNew()
 	c.ctx, c.own, c.cancel, c.next, c.fn = dc, dc, nil, next, fn
-	startTask(c, uintptr(unsafe.Pointer(c))>>6)
+	startTask(c, c.hint())
 
 	parent := ctx.Done()
 	for {
@@ -196,6 +196,12 @@ func (c *timedCall[T]) run() {
 		t.discarded(ctx, v, true) // abandoned: nobody returns this result
 	}
 }
+
+// hint is where startTask looks first for a parked worker: the address
+// of c counted in timedCalls, so that a caller who reuses its timedCall
+// finds the worker that served it last, and callers with timedCalls of
+// their own look in different places.
+func (c *timedCall[T]) hint() uintptr { return uintptr(unsafe.Pointer(c)) / unsafe.Sizeof(*c) }
 
 // live reports whether fn's context has not ended. A deadlineCtx on the
 // wheel ends when the wheel or the caller ends it: its state says, with no

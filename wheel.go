@@ -158,11 +158,11 @@ func (s *wheelShard) expire(now int64) {
 }
 
 // due acts on c, taken off the wheel at its tick: a deadline ends the
-// context, a trigger is pulled, in a goroutine of its own, for its work
-// may take time and the wheel's may not.
+// context, a trigger fires, in a goroutine of its own, for its work may
+// take time and the wheel's may not.
 func (c *deadlineCtx) due() {
 	if c.trigger != nil {
-		go c.trigger.pull()
+		go c.trigger.fire()
 		return
 	}
 	c.end(dlExpired)

@@ -75,10 +75,10 @@ func idleStacks() []idleStack {
 }
 
 // startTask runs t on a parked worker, or on a new goroutine when none is
-// parked. hint, any number that differs from caller to caller (the address
-// of the caller's own task, say), says where to look first. The caller must not be inside a testing/synctest bubble (see
-// inBubble), whose goroutines must not outlive it and whose fake time a
-// worker from outside would not see.
+// parked. hint, any number that differs from caller to caller (see
+// timedCall.hint), says where to look first. The caller must not be inside
+// a testing/synctest bubble (see inBubble), whose goroutines must not
+// outlive it and whose fake time a worker from outside would not see.
 func startTask(t task, hint uintptr) {
 	stacks := idleStacks()
 	n := uint32(len(stacks))
@@ -127,19 +127,15 @@ func (w *worker) park() bool {
 	stacks := idleStacks()
 	s := &stacks[w.home&uint32(len(stacks)-1)]
 	w.epoch = pool.epoch.Load()
-	if s.last.CompareAndSwap(nil, w) {
-		if !pool.armed.Load() {
-			armSweeper()
+	if !s.last.CompareAndSwap(nil, w) {
+		s.mu.Lock()
+		if len(s.idle) >= maxIdleWorkers/len(stacks) {
+			s.mu.Unlock()
+			return false
 		}
-		return true
-	}
-	s.mu.Lock()
-	if len(s.idle) >= maxIdleWorkers/len(stacks) {
+		s.idle = append(s.idle, w)
 		s.mu.Unlock()
-		return false
 	}
-	s.idle = append(s.idle, w)
-	s.mu.Unlock()
 	if !pool.armed.Load() {
 		armSweeper()
 	}
