@@ -211,8 +211,15 @@ func TestDeadlineCtxUnregister(t *testing.T) {
 	<-ran
 }
 
+// testShard returns the one shard of a wheel of its own.
+func testShard() *wheelShard {
+	w := new(wheelTimer)
+	w.init(1)
+	return &w.shards[0]
+}
+
 func TestWheel(t *testing.T) {
-	s := &wheelShard{}
+	s := testShard()
 	now := nowTick()
 	var cs []*deadlineCtx
 	for _, after := range []int64{5, 1, 5, wheelSlots + 5, 3*wheelSlots + 5} {
@@ -221,9 +228,9 @@ func TestWheel(t *testing.T) {
 		s.add(c)
 		cs = append(cs, c)
 	}
-	defer s.timer.Stop()
+	defer s.w.timer.Stop()
 	s.mu.Lock()
-	assert.Equal(t, now+1, s.at, "the timer is set for the earliest tick")
+	assert.Equal(t, now+1, s.w.at.Load(), "the timer is set for the earliest tick")
 	assert.Equal(t, 5, s.n)
 	s.mu.Unlock()
 	s.remove(cs[2])
@@ -238,16 +245,16 @@ func TestWheel(t *testing.T) {
 		}
 		return out
 	}
-	s.expire(now + 4)
+	s.w.process(now + 4)
 	assert.Equal(t, []int{1}, ended())
-	s.expire(now + 5)
+	s.w.process(now + 5)
 	assert.Equal(t, []int{0, 1}, ended(), "the same slot one round later waits")
 	s.mu.Lock()
-	assert.Equal(t, now+wheelSlots+5, s.at, "next: the slot of the next round's context")
+	assert.Equal(t, now+wheelSlots+5, s.w.at.Load(), "next: the slot of the next round's context")
 	s.mu.Unlock()
-	s.expire(now + wheelSlots + 5)
+	s.w.process(now + wheelSlots + 5)
 	assert.Equal(t, []int{0, 1, 3}, ended())
-	s.expire(now + 10*wheelSlots)
+	s.w.process(now + 10*wheelSlots)
 	assert.Equal(t, []int{0, 1, 3, 4}, ended())
 	assert.Equal(t, 0, s.n)
 
@@ -445,12 +452,12 @@ func FuzzWheel(f *testing.F) {
 	f.Add([]byte{0, 5, 0, 1, 2, 3, 1, 0, 2, 6})
 	f.Add([]byte{0, 200, 0, 255, 0, 3, 2, 255, 2, 255, 1, 1})
 	f.Fuzz(func(t *testing.T, ops []byte) {
-		s := &wheelShard{}
+		s := testShard()
 		base := nowTick() + 1<<30 // far ahead: the real timer never fires
 		s.done = base
 		defer func() {
-			if s.timer != nil {
-				s.timer.Stop()
+			if s.w.timer != nil {
+				s.w.timer.Stop()
 			}
 		}()
 		var cs []*deadlineCtx
@@ -476,7 +483,7 @@ func FuzzWheel(f *testing.F) {
 				delete(model, c)
 			case 2: // time passes
 				now += arg * 29
-				s.expire(now)
+				s.w.process(now)
 				for c, tick := range model {
 					if tick <= now {
 						delete(model, c)
@@ -500,8 +507,8 @@ func FuzzWheel(f *testing.F) {
 				for _, tick := range model {
 					earliest = min(earliest, tick)
 				}
-				if s.at == 0 || s.at > earliest {
-					t.Fatalf("timer set for %d, earliest deadline %d", s.at-base, earliest-base)
+				if at := s.w.at.Load(); at == 0 || at > earliest {
+					t.Fatalf("timer set for %d, earliest deadline %d", at-base, earliest-base)
 				}
 			}
 		}

@@ -3,6 +3,7 @@ package resilience
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -11,9 +12,10 @@ import (
 // timer per context costs an allocation and a heap operation under a lock
 // on every call; the wheel instead files each context in a slot for its
 // tick (its deadline rounded up to a whole wheelTick) and keeps one runtime
-// timer per shard, set for the earliest slot in use. Almost every context
-// leaves the wheel before its tick, when its call returns, so the timer
-// fires about once per timeout, not once per call.
+// timer, set for the earliest slot in use in any shard. Almost every
+// context leaves the wheel before its tick, when its call returns, so the
+// timer fires about once per timeout, and at most once a tick, not once
+// per call or per shard.
 //
 // A deadline is late by up to one tick plus the runtime timer's own
 // lateness. Shards, four per processor, spread the lock.
@@ -28,14 +30,29 @@ type wheelShard struct {
 	slots [wheelSlots]*deadlineCtx // each a list of the contexts due at ticks of that slot
 	n     int                      // contexts on the wheel
 	done  int64                    // every tick before done has been processed
-	at    int64                    // the tick the timer is set for; 0: none
-	timer *time.Timer
-	_     [64]byte // keep shards apart in the cache
+	w     *wheelTimer              // the timer of this shard's wheel
+	_     [64]byte                 // keep shards apart in the cache
+}
+
+// wheelTimer is the runtime timer of a wheel's shards.
+type wheelTimer struct {
+	at     atomic.Int64 // the tick the timer is set for; 0: none
+	mu     sync.Mutex   // over setting the timer
+	timer  *time.Timer
+	shards []wheelShard
 }
 
 var wheel struct {
-	once   sync.Once
-	shards []wheelShard
+	once sync.Once
+	wheelTimer
+}
+
+// init gives w n shards.
+func (w *wheelTimer) init(n int) {
+	w.shards = make([]wheelShard, n)
+	for i := range w.shards {
+		w.shards[i].w = w
+	}
 }
 
 // pickShard returns the shard of c, chosen by its address: contexts made
@@ -48,7 +65,7 @@ func pickShard(c *deadlineCtx) *wheelShard {
 		for n < 4*runtime.GOMAXPROCS(0) && n < 64 {
 			n *= 2
 		}
-		wheel.shards = make([]wheelShard, n)
+		wheel.init(n)
 	})
 	i := uintptr(unsafe.Pointer(c)) / unsafe.Sizeof(*c)
 	return &wheel.shards[i&uintptr(len(wheel.shards)-1)]
@@ -77,9 +94,7 @@ func (s *wheelShard) add(c *deadlineCtx) {
 	}
 	*head = c
 	s.n++
-	if s.at == 0 || tick < s.at {
-		s.set(tick)
-	}
+	s.w.arm(tick)
 }
 
 // remove takes c off the wheel if it is on it, and reports whether it was.
@@ -107,25 +122,51 @@ func (s *wheelShard) unlink(c *deadlineCtx) {
 	s.n--
 }
 
-// set sets the timer for tick. s.mu is held.
-func (s *wheelShard) set(tick int64) {
-	s.at = tick
-	d := time.Until(epoch.Add(time.Duration(tick) * wheelTick))
-	if s.timer == nil {
-		s.timer = time.AfterFunc(d, s.fire)
+// arm makes sure the timer fires by tick. A shard's lock is held: the
+// order is a shard's lock, then the timer's.
+func (w *wheelTimer) arm(tick int64) {
+	if at := w.at.Load(); at != 0 && at <= tick {
 		return
 	}
-	s.timer.Reset(d)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if at := w.at.Load(); at != 0 && at <= tick {
+		return
+	}
+	w.at.Store(tick)
+	d := time.Until(epoch.Add(time.Duration(tick) * wheelTick))
+	if w.timer == nil {
+		w.timer = time.AfterFunc(d, w.fire)
+		return
+	}
+	w.timer.Reset(d)
 }
 
-func (s *wheelShard) fire() { s.expire(nowTick()) }
+func (w *wheelTimer) fire() { w.process(nowTick()) }
+
+// process processes every shard up to tick now, which the timer has
+// reached. The timer is marked unset first: a context filed from then on
+// sets it again, and every shard with contexts left sets it for its
+// earliest.
+func (w *wheelTimer) process(now int64) {
+	w.mu.Lock()
+	w.at.Store(0)
+	w.mu.Unlock()
+	for i := range w.shards {
+		w.shards[i].expire(now)
+	}
+}
 
 // expire ends every context due at or before tick now, and sets the timer
 // for the next slot in use.
 func (s *wheelShard) expire(now int64) {
 	var due *deadlineCtx
 	s.mu.Lock()
-	s.at = 0
+	if s.n == 0 {
+		s.done = max(s.done, now+1)
+		s.mu.Unlock()
+		return
+	}
 	from := max(s.done, now-wheelSlots+1)
 	for t := from; t <= now; t++ {
 		for c := s.slots[t&(wheelSlots-1)]; c != nil; {
@@ -141,7 +182,7 @@ func (s *wheelShard) expire(now int64) {
 	if s.n > 0 {
 		for t := s.done; t < s.done+wheelSlots; t++ {
 			if s.slots[t&(wheelSlots-1)] != nil {
-				s.set(t)
+				s.w.arm(t)
 				break
 			}
 		}
