@@ -14,14 +14,21 @@ import (
 // two windows of samples: memory is bounded (two arrays of counters) and
 // old samples drop out.
 //
-// The quantile is worked out again by the sample that ends each stride,
-// and published in an atomic word that every call reads.
+// A sample may count for several (see record). Samples below the floor
+// share the bucket under the floor's, and samples above the ceiling the
+// ceiling's, which gives the same clamped estimate as their own buckets
+// would and keeps the scan to the buckets in between.
+//
+// The quantile is worked out again by the sample that brings a histogram
+// to minCount and by each that ends a stride of latencyStride, and
+// published in an atomic word that every call reads.
 type latencies struct {
 	q        float64
 	floor    time.Duration
 	ceiling  time.Duration
 	window   int64 // samples per histogram
 	minCount int64 // samples needed before the estimate is used
+	lo, hi   int   // the buckets samples go to: below the floor, the ceiling's
 
 	hist    [2]latencyHist
 	current atomic.Int32 // the histogram samples go to
@@ -36,11 +43,12 @@ type latencyHist struct {
 const (
 	latencySubBits = 2 // four buckets to each power of two
 	latencyBuckets = 64 << latencySubBits
-	latencyStride  = 16 // samples between two estimates
+	latencyStride  = 64 // samples between two estimates
 )
 
 func newLatencies(q float64, floor, ceiling time.Duration, window int) *latencies {
-	l := &latencies{q: q, floor: floor, ceiling: ceiling, window: int64(window), minCount: min(int64(window), 32)}
+	l := &latencies{q: q, floor: floor, ceiling: ceiling, window: int64(window), minCount: min(int64(window), 32),
+		lo: max(bucketOf(int64(floor))-1, 0), hi: bucketOf(int64(ceiling))}
 	l.delay.Store(int64(ceiling))
 	return l
 }
@@ -66,14 +74,16 @@ func upperOf(i int) int64 {
 	return int64(min(up, uint64(maxDuration)))
 }
 
-// record adds a sample.
-func (l *latencies) record(d time.Duration) {
+// record adds a sample of latency d that counts for weight samples (1 to
+// latencyStride).
+func (l *latencies) record(d time.Duration, weight int64) {
 	cur := l.current.Load()
 	h := &l.hist[cur]
-	h.buckets[bucketOf(int64(d))].Add(1)
-	n := h.count.Add(1)
-	if n%latencyStride != 0 {
-		return
+	h.buckets[min(max(bucketOf(int64(d)), l.lo), l.hi)].Add(weight)
+	n := h.count.Add(weight)
+	strideEnds := (n-weight)/latencyStride != n/latencyStride
+	if !strideEnds && (n < l.minCount || n-weight >= l.minCount) {
+		return // neither a stride ends nor the first estimate is due
 	}
 	if n >= l.window && l.current.CompareAndSwap(cur, 1-cur) {
 		// The other histogram, the older, is emptied and takes the samples
@@ -98,7 +108,7 @@ func (l *latencies) estimate() {
 	rank := int64(l.q*float64(total)) + 1 // the sample at or above the quantile
 	var seen int64
 	d := l.ceiling
-	for i := range latencyBuckets {
+	for i := l.lo; i <= l.hi; i++ {
 		seen += l.hist[0].buckets[i].Load() + l.hist[1].buckets[i].Load()
 		if seen >= rank {
 			d = time.Duration(upperOf(i))

@@ -48,7 +48,7 @@ func TestLatenciesQuantile(t *testing.T) {
 		for range 5000 {
 			d := time.Duration(r.ExpFloat64() * float64(10*time.Millisecond))
 			all = append(all, d)
-			l.record(d)
+			l.record(d, 1)
 		}
 		// The estimate covers the last 1,000 to 2,000 samples.
 		count := l.hist[0].count.Load() + l.hist[1].count.Load()
@@ -68,22 +68,108 @@ func TestLatenciesQuantile(t *testing.T) {
 func TestLatenciesClamp(t *testing.T) {
 	l := newLatencies(0.5, 5*time.Millisecond, 50*time.Millisecond, 1000)
 	for range 31 {
-		l.record(time.Millisecond)
+		l.record(time.Millisecond, 1)
 	}
 	if got := l.get(); got != 50*time.Millisecond {
 		t.Fatalf("estimate with 31 samples = %v, want the ceiling", got)
 	}
-	l.record(time.Millisecond)
+	l.record(time.Millisecond, 1)
 	for range 12 {
-		l.record(time.Millisecond)
+		l.record(time.Millisecond, 1)
 	}
 	if got := l.get(); got != 5*time.Millisecond {
 		t.Fatalf("estimate of 1ms samples = %v, want the floor 5ms", got)
 	}
 	for range 2000 {
-		l.record(time.Second)
+		l.record(time.Second, 1)
 	}
 	if got := l.get(); got != 50*time.Millisecond {
 		t.Fatalf("estimate of 1s samples = %v, want the ceiling 50ms", got)
+	}
+}
+
+// TestLatenciesClampedBuckets compares the estimate with a model that
+// keeps every sample in its own bucket: clamping samples to the buckets
+// between floor and ceiling must not change the clamped quantile.
+func TestLatenciesClampedBuckets(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		floor := time.Duration(r.Int64N(int64(time.Second)))
+		ceiling := floor + time.Duration(r.Int64N(int64(time.Second)))
+		q := 0.05 + 0.9*r.Float64()
+		l := newLatencies(q, floor, ceiling, 1000)
+		var all []time.Duration
+		for range 32 + r.IntN(900) {
+			d := time.Duration(r.ExpFloat64() * float64(r.Int64N(int64(time.Second))+1))
+			all = append(all, d)
+			l.record(d, 1)
+		}
+		l.estimate()
+		slices.Sort(all)
+		rank := int(q*float64(len(all))) + 1
+		want := min(max(time.Duration(upperOf(bucketOf(int64(all[rank-1])))), floor), ceiling)
+		if got := l.get(); got != want {
+			t.Fatalf("q=%v floor=%v ceiling=%v, %d samples: estimate %v, model %v", q, floor, ceiling, len(all), got, want)
+		}
+	}
+}
+
+// TestLatenciesSampled: when every latency over the delay, the current
+// estimate, counts once and one in latencySample of the others counts for
+// latencySample, as a Hedge on the timing wheel records them, the
+// estimate settles near the quantile of all the latencies. The sampling
+// makes it noisier where most samples are sampled: a median more than a
+// 95th percentile, whose tail is all counted.
+func TestLatenciesSampled(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, tc := range []struct{ q, tolerance float64 }{{0.5, 0.1}, {0.9, 0.04}, {0.95, 0.03}, {0.99, 0.03}} {
+		for _, mean := range []time.Duration{time.Millisecond, 10 * time.Millisecond} {
+			l := newLatencies(tc.q, 0, time.Second, 1000)
+			var recent []time.Duration // what the histograms cover
+			for range 20000 {
+				d := time.Duration(r.ExpFloat64() * float64(mean))
+				recent = append(recent, d)
+				switch {
+				case d > l.get():
+					l.record(d, 1)
+				case r.IntN(latencySample) == 0:
+					l.record(d, latencySample)
+				}
+			}
+			held := l.hist[0].count.Load() + l.hist[1].count.Load()
+			recent = recent[len(recent)-int(held):] // about: weights stand for samples
+			slices.Sort(recent)
+			below := func(d time.Duration) float64 {
+				i, _ := slices.BinarySearch(recent, d)
+				return float64(i) / float64(len(recent))
+			}
+			// The estimate is a bucket's upper bound: the quantile lies
+			// in the bucket, at most a fifth under it.
+			got := l.get()
+			if below(got) < tc.q-tc.tolerance || below(got*4/5) > tc.q+tc.tolerance {
+				t.Errorf("q=%v, mean %v: estimate %v is the %.3f quantile, its bucket's floor the %.3f",
+					tc.q, mean, got, below(got), below(got*4/5))
+			}
+		}
+	}
+}
+
+// TestHedgeTimeFast: a first attempt that answered before its trigger
+// fired is timed when the run's generator draws a multiple of
+// latencySample, and counts for latencySample.
+func TestHedgeTimeFast(t *testing.T) {
+	h := Hedge[int]().(*hedge[int])
+	h.lat = newLatencies(0.95, 0, time.Hour, 1<<20) // no turn of the histograms
+	r := h.getRun()
+	r.coin = 12345
+	want, x := int64(0), uint32(12345)
+	for range 1000 {
+		r.timeFast(h.mark())
+		if x = xorshift32(x); x%latencySample == 0 {
+			want += latencySample
+		}
+	}
+	if got := h.lat.hist[0].count.Load(); got != want || want == 0 {
+		t.Fatalf("weight recorded = %d, want %d", got, want)
 	}
 }

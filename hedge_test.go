@@ -424,6 +424,7 @@ func TestHedgeFastPathAllocs(t *testing.T) {
 		p    resilience.Policy[int]
 	}{
 		{"fixed", resilience.Hedge[int](resilience.WithHedgeDelay(time.Second))},
+		{"fixed1ms", resilience.Hedge[int](resilience.WithHedgeDelay(time.Millisecond))},
 		{"quantile", resilience.Hedge[int]()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -445,6 +446,7 @@ func BenchmarkHedgeFast(b *testing.B) {
 		p    resilience.Policy[int]
 	}{
 		{"fixed", resilience.Hedge[int](resilience.WithHedgeDelay(time.Second))},
+		{"fixed1ms", resilience.Hedge[int](resilience.WithHedgeDelay(time.Millisecond))},
 		{"quantile", resilience.Hedge[int]()},
 		{"cooperative-timeout", resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())},
 	} {
