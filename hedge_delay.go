@@ -91,7 +91,7 @@ func (l *latencies) record(d time.Duration, weight int64) {
 		// into the old one as it is emptied are lost: an estimate can
 		// afford that.
 		old := &l.hist[1-cur]
-		for i := range old.buckets {
+		for i := l.lo; i <= l.hi; i++ { // the others stay empty
 			old.buckets[i].Store(0)
 		}
 		old.count.Store(0)
