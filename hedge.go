@@ -286,8 +286,8 @@ func (r *hedgeRun[T]) timeFast(start time.Duration) {
 	}
 }
 
-// xorshift32 returns the number after x, not 0, in Marsaglia's xorshift
-// sequence, which goes through every 32-bit number but 0.
+// xorshift32 returns the number that follows x in Marsaglia's xorshift
+// sequence, which visits every 32-bit number but 0; x must not be 0.
 func xorshift32(x uint32) uint32 {
 	x ^= x << 13
 	x ^= x >> 17
