@@ -444,6 +444,66 @@ func memInUse() uint64 {
 	return m.HeapInuse + m.StackInuse
 }
 
+// TestWheelTimerShared: shards filing contexts from several goroutines at
+// once, while the one timer of their wheel fires and is set again, lose no
+// wake-up: every context ends, none much later than its tick. All wake a
+// shared channel, so the test waits for the last of them, not for time.
+func TestWheelTimerShared(t *testing.T) {
+	w := new(wheelTimer)
+	w.init(4)
+	defer func() {
+		w.mu.Lock()
+		if w.timer != nil {
+			w.timer.Stop()
+		}
+		w.mu.Unlock()
+	}()
+	const goroutines, each = 4, 300
+	ended := make(chan struct{}, goroutines*each)
+	var worst atomic.Int64 // the latest end after a tick, in nanoseconds
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				// One to three ticks ahead, so that contexts are filed
+				// while the timer fires for earlier ones.
+				c := &deadlineCtx{parent: context.Background(), at: time.Since(epoch) + time.Duration(1+i%3)*wheelTick}
+				c.wake = make(chan struct{}, 1)
+				c.shard = &w.shards[(g+i)%len(w.shards)]
+				c.shard.add(c)
+				go func() {
+					<-c.wake
+					late := time.Since(epoch) - c.at
+					for {
+						old := worst.Load()
+						if int64(late) <= old || worst.CompareAndSwap(old, int64(late)) {
+							break
+						}
+					}
+					ended <- struct{}{}
+				}()
+				if i%50 == 49 {
+					runtime.Gosched()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	give := time.NewTimer(10 * time.Second) // a bound, not a wait: a lost wake-up hangs
+	defer give.Stop()
+	for range goroutines * each {
+		select {
+		case <-ended:
+		case <-give.C:
+			t.Fatal("a context on the wheel never ended")
+		}
+	}
+	assert.Less(t, time.Duration(worst.Load()), time.Second, "the latest end after its tick")
+	for i := range w.shards {
+		assert.Zero(t, w.shards[i].n, "shard %d still holds contexts", i)
+	}
+}
+
 // FuzzWheel runs a shard through adds, removes and expiries against a
 // model: a set of deadlines by tick. Each step checks that exactly the due
 // contexts ended, and that the timer is never set later than the earliest
