@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -171,5 +172,23 @@ func TestHedgeTimeFast(t *testing.T) {
 	}
 	if got := h.lat.hist[0].count.Load(); got != want || want == 0 {
 		t.Fatalf("weight recorded = %d, want %d", got, want)
+	}
+}
+
+// TestHedgeSamplesOnTheWheel: on the timing wheel, the calls that answer
+// before the delay are timed one in latencySample, each counting for
+// latencySample: a count of calls that is no multiple of it could not
+// come out whole otherwise.
+func TestHedgeSamplesOnTheWheel(t *testing.T) {
+	h := Hedge[int]().(*hedge[int]) // the ceiling, 1s, until latencies are known: the wheel's
+	const calls = 330
+	for range calls {
+		if _, err := h.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := h.lat.hist[0].count.Load() + h.lat.hist[1].count.Load()
+	if got%latencySample != 0 || got > calls+latencySample {
+		t.Fatalf("weight recorded for %d calls = %d, want a multiple of %d", calls, got, latencySample)
 	}
 }
