@@ -40,6 +40,7 @@ type deadlineCtx struct {
 	armed   bool // on the wheel, and the parent watched; under mu
 	watched bool // the waiting caller watches the parent itself
 	inWheel bool // under the shard's lock
+	trigger bool // a trigger context (see hook); set before it is shared
 
 	mu         sync.Mutex
 	done       atomic.Value // chan struct{}, made when asked for
@@ -47,13 +48,13 @@ type deadlineCtx struct {
 	stopParent func() bool  // stops watching the parent
 	shard      *wheelShard  // set under mu when armed
 
-	wake chan struct{} // a waiting caller's, told when the deadline or the parent ends it
-
-	// trigger, when set, makes this a context with no deadline of its own,
-	// ended only by its parent or its owner: at is then the time of a
-	// trigger, which the wheel fires instead of ending the context (a
-	// Hedge's first attempt, whose trigger starts the hedges).
-	trigger wheelTrigger
+	// hook, when set, hears of the context's end at its deadline or with
+	// its parent (a waiting caller's wake-up). A trigger context is one
+	// with no deadline of its own, ended only by its parent or its owner:
+	// at is then the time of its trigger, when the wheel calls hook, in a
+	// goroutine of its own, instead of ending the context (a Hedge's first
+	// attempt, whose trigger starts the hedges).
+	hook func(c *deadlineCtx)
 
 	// On the wheel, under its shard's lock.
 	next, prev *deadlineCtx
@@ -131,7 +132,7 @@ func wheelNow(d, least time.Duration) (time.Duration, bool) {
 
 // Deadline returns the deadline, or the parent's when it comes first.
 func (c *deadlineCtx) Deadline() (time.Time, bool) {
-	if c.trigger != nil {
+	if c.trigger {
 		return c.parent.Deadline()
 	}
 	d := epoch.Add(c.at)
@@ -162,7 +163,7 @@ func (c *deadlineCtx) poll() error {
 		c.end(dlParent)
 		return c.Err()
 	}
-	if c.trigger == nil && time.Since(epoch) >= c.at {
+	if !c.trigger && time.Since(epoch) >= c.at {
 		c.end(dlExpired)
 		return c.Err()
 	}
@@ -215,7 +216,7 @@ func (c *deadlineCtx) Value(key any) any {
 }
 
 func (c *deadlineCtx) String() string {
-	if c.trigger != nil {
+	if c.trigger {
 		return "resilience.Hedge context"
 	}
 	return "resilience.Timeout context"
@@ -266,13 +267,10 @@ func (c *deadlineCtx) armNew() {
 	c.shard.add(c)
 }
 
-// wheelTrigger is fired by the wheel when a trigger context's time comes.
-type wheelTrigger interface{ fire() }
-
-// setTrigger makes c, which is not shared yet, a context with no deadline
-// of its own, and files its trigger t on the wheel for c.at.
-func (c *deadlineCtx) setTrigger(t wheelTrigger) {
-	c.trigger, c.shard = t, pickShard(c)
+// setTrigger makes c, which is not shared yet, a trigger context with no
+// deadline of its own, and files it on the wheel to call fire at c.at.
+func (c *deadlineCtx) setTrigger(fire func(c *deadlineCtx)) {
+	c.trigger, c.hook, c.shard = true, fire, pickShard(c)
 	c.shard.add(c)
 }
 
@@ -289,7 +287,7 @@ func (c *deadlineCtx) arm() {
 		return
 	}
 	c.armed = true
-	if c.trigger == nil {
+	if !c.trigger {
 		c.shard = pickShard(c)
 	}
 	c.mu.Unlock()
@@ -304,7 +302,7 @@ func (c *deadlineCtx) arm() {
 			stop()
 		}
 	}
-	if c.trigger == nil {
+	if !c.trigger {
 		c.shard.add(c)
 	}
 	c.poll()
@@ -362,9 +360,18 @@ func (c *deadlineCtx) end(st int32) (removed bool) {
 // tell wakes the waiting caller, if any, of a context that ended at its
 // deadline or with its parent.
 func (c *deadlineCtx) tell(st int32) {
-	if st != dlReleased && c.wake != nil {
+	if st != dlReleased && c.hook != nil && !c.trigger {
+		c.hook(c)
+	}
+}
+
+// wakeHook returns the hook of a deadline context whose waiting caller
+// waits on wake, a channel with room for one token: the hook leaves a
+// token unless one waits already.
+func wakeHook(wake chan struct{}) func(*deadlineCtx) {
+	return func(*deadlineCtx) {
 		select {
-		case c.wake <- struct{}{}:
+		case wake <- struct{}{}:
 		default:
 		}
 	}

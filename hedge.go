@@ -3,10 +3,10 @@ package resilience
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Hedge returns a policy that cuts the tail of a call's latency: when no
@@ -23,9 +23,10 @@ import (
 // [WithHedgeQuantile] changes these, and [WithHedgeDelay] fixes the delay
 // (0: every attempt at once). The estimate takes no lock. On the timing
 // wheel (below), every attempt that outlasts the delay is timed, but of
-// the first attempts that answer before it only one in 16, drawn at
-// random and counting for 16, so that most calls read the clock once;
-// the estimate stays unbiased, a little noisier.
+// the first attempts that answer before it only one in 16, drawn by a hash
+// of the attempt's start that has nothing to do with its latency, and
+// counting for 16, so that most calls read the clock once; the estimate
+// stays unbiased, a little noisier.
 //
 // Hedges draw from a retry budget, so that a slow server is never doubled:
 // by default one of the Hedge's own that lets hedges add 10% to the calls,
@@ -58,7 +59,8 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 		checkOption("Hedge", o)
 		o.applyHedge(&cfg)
 	}
-	h := &hedge[T]{hedgeConfig: cfg, last: last[T]()}
+	h := &hedge[T]{hedgeConfig: cfg, alone: new(hedgeState[T])}
+	h.self = h.newLink(last[T]())
 	h.discard = discardOf[T]("Hedge", cfg.discard)
 	if !cfg.fixed {
 		h.lat = newLatencies(cfg.quantile, cfg.floor, cfg.ceiling, hedgeWindow)
@@ -162,20 +164,36 @@ func WithHedgeRetryIf(f func(err error) bool) HedgeOption {
 type hedge[T any] struct {
 	hedgeConfig
 	discard func(T)
-	lat     *latencies // nil with a fixed delay
-	runs    sync.Pool  // of *hedgeRun[T] whose timer never fired (real clock)
-	last    chain[T]
+	lat     *latencies     // nil with a fixed delay
+	runs    sync.Pool      // of *hedgeRun[T] whose timer never fired (real clock)
+	alone   *hedgeState[T] // hedgeFirst.hedges once the first attempt is the answer
+	self    *hedgeLink[T]  // the Hedge on its own, for Execute
+}
+
+// hedgeLink is a Hedge at one place in a chain: what follows it, and the
+// trigger of its calls' hedges on the timing wheel.
+type hedgeLink[T any] struct {
+	h    *hedge[T]
+	next chain[T]
+	fire func(*deadlineCtx) // the hook of its hedgeFirsts
+}
+
+func (h *hedge[T]) newLink(next chain[T]) *hedgeLink[T] {
+	l := &hedgeLink[T]{h: h, next: next}
+	l.fire = l.fireFirst
+	return l
 }
 
 func (h *hedge[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Hedge: fn is nil")
 	}
-	return h.run(ctx, h.last, fn)
+	return h.run(ctx, h.self, fn)
 }
 
 func (h *hedge[T]) link(next chain[T]) chain[T] {
-	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, next, fn) }
+	l := h.newLink(next)
+	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, l, fn) }
 }
 
 // retryable reports whether err lets the other attempts go on.
@@ -193,9 +211,84 @@ func (h *hedge[T]) currentDelay() time.Duration {
 	return h.lat.get()
 }
 
-func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
+func (h *hedge[T]) run(ctx context.Context, l *hedgeLink[T], fn Func[T]) (v T, err error) {
 	h.budget.called()
-	r, start := h.begin(ctx, next, fn, h.currentDelay())
+	delay := h.currentDelay()
+	now, ok := time.Duration(0), false
+	if h.clock == nil {
+		now, ok = wheelNow(delay, triggerMin)
+	}
+	if !ok {
+		return h.runTimed(ctx, l.next, fn, delay)
+	}
+	// On the timing wheel: the first attempt's context is the trigger of
+	// the hedges, and the call's one allocation.
+	c := &hedgeFirst[T]{deadlineCtx: deadlineCtx{parent: ctx, at: now + delay}, fn: fn}
+	c.setTrigger(l.fire)
+	finished := false
+	defer func() {
+		if !finished { // fn or the observer panicked or called runtime.Goexit
+			if c.hedges.CompareAndSwap(nil, h.alone) {
+				c.releaseTrigger()
+			} else {
+				c.hedges.Load().abandon()
+			}
+		}
+	}()
+	v, err = l.next(&c.deadlineCtx, fn)
+	finished = true
+	if c.releaseTrigger() {
+		// The trigger left the wheel unfired: no hedge started, none will,
+		// and the first attempt is the answer.
+		if err == nil && h.lat != nil && drawn(uintptr(unsafe.Pointer(c)), now) {
+			h.lat.record(h.mark()-now, latencySample)
+		}
+		h.ended(ctx, err)
+		return v, err
+	}
+	if err == nil && h.lat != nil {
+		h.lat.record(h.mark()-now, 1)
+	}
+	if c.hedges.CompareAndSwap(nil, h.alone) {
+		// The trigger fired, but the first attempt came first: no hedge
+		// was started.
+		h.ended(ctx, err)
+		return v, err
+	}
+	v, err = c.hedges.Load().join(v, err)
+	h.ended(ctx, err)
+	return v, err
+}
+
+// hedgeFirst is the first attempt's context of a call on the timing wheel,
+// and the trigger of its hedges: a trigger deadlineCtx, filed on the wheel
+// for the time the first hedge is due, whose hook is its link's fireFirst,
+// and the call's fn beside it, in one allocation of 128 bytes. The caller
+// and the trigger race to set hedges: the caller to h.alone once the first
+// attempt returned, the trigger to the state of the hedges it starts.
+type hedgeFirst[T any] struct {
+	deadlineCtx
+	hedges atomic.Pointer[hedgeState[T]]
+	fn     Func[T]
+}
+
+// fireFirst starts the hedges of the call whose first attempt has the
+// context c, in a goroutine of the wheel's, unless the first attempt has
+// returned. Further hedges follow the delay of the moment.
+func (l *hedgeLink[T]) fireFirst(c *deadlineCtx) {
+	// c heads a hedgeFirst[T]: only run files this hook, on one of those.
+	f := (*hedgeFirst[T])(unsafe.Pointer(c))
+	s := &hedgeState[T]{h: l.h, ctx: c.parent, next: l.next, fn: f.fn, delay: l.h.currentDelay(),
+		started: 1, running: 1, cancels: []context.CancelFunc{c.release}, done: make(chan struct{})}
+	if f.hedges.CompareAndSwap(nil, s) {
+		s.launch(true)
+	}
+}
+
+// runTimed is run with a runtime timer as the trigger of the hedges: a
+// delay under the wheel's tick, an injected clock, a synctest bubble.
+func (h *hedge[T]) runTimed(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (v T, err error) {
+	r, start := h.begin(ctx, next, fn, delay)
 	finished := false
 	defer func() {
 		if !finished { // fn or the observer panicked or called runtime.Goexit
@@ -206,25 +299,13 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 			}
 		}
 	}()
-	if r.own == nil { // the runtime timer's way: start or arm the hedges
-		if r.delay == 0 {
-			r.start(false) // every attempt at once
-		} else {
-			r.arm(r.delay)
-		}
+	if r.delay == 0 {
+		r.start(false) // every attempt at once
+	} else {
+		r.arm(r.delay)
 	}
 	v, err = next(r.first, fn)
 	finished = true
-	if r.own != nil && r.own.releaseTrigger() {
-		// The trigger left the wheel unfired: no hedge started, none will,
-		// and the first attempt is the answer.
-		if err == nil && h.lat != nil {
-			r.timeFast(start)
-		}
-		h.putRun(r)
-		h.ended(ctx, err)
-		return v, err
-	}
 	if err == nil && h.lat != nil {
 		h.lat.record(h.mark()-start, 1)
 	}
@@ -240,23 +321,11 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 }
 
 // begin prepares a call's first attempt in a run, pooled on the real
-// clock. A delay the timing wheel serves costs one allocation: the first
-// attempt's context, whose trigger, filed on the wheel here, starts the
-// hedges. Otherwise the first attempt gets a context.WithCancel and the run
-// a timer, which run arms once it is ready for a panic (an observer's, as
-// the hedges start). begin returns the time the latency of the first
-// attempt is measured from (see mark).
+// clock: the first attempt gets a context.WithCancel and the run a timer,
+// which runTimed arms once it is ready for a panic (an observer's, as the
+// hedges start). begin returns the time the latency of the first attempt
+// is measured from (see mark).
 func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (*hedgeRun[T], time.Duration) {
-	if h.clock == nil {
-		if now, ok := wheelNow(delay, triggerMin); ok {
-			r := h.getRun()
-			r.ctx, r.next, r.fn, r.delay = ctx, next, fn, delay
-			r.own = &deadlineCtx{parent: ctx, at: now + delay}
-			r.first = r.own
-			r.own.setTrigger(r)
-			return r, now
-		}
-	}
 	actx, cancel := context.WithCancel(ctx)
 	r := h.getRun()
 	r.ctx, r.next, r.fn, r.cancel, r.delay, r.first = ctx, next, fn, cancel, delay, actx
@@ -269,30 +338,23 @@ func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay t
 
 // latencySample is how rarely a first attempt that answers before the
 // delay, on the timing wheel, is timed: one in latencySample, counting for
-// as many.
-const latencySample = 16
+// as many, so that most calls read the clock once. The estimate stays
+// unbiased, for every attempt that outlasts the delay is timed, and the
+// others are drawn at random (see drawn).
+const latencySample = 1 << latencySampleBits
 
-// timeFast records the latency of a first attempt that started at start,
-// on the timing wheel, and answered before its trigger fired. One in
-// latencySample is timed, counting for as many, so that most calls read
-// the clock once: the estimate stays unbiased, for every attempt that
-// outlasts the delay is timed, and the others are drawn at random.
-func (r *hedgeRun[T]) timeFast(start time.Duration) {
-	// A generator of the run's own: the run is the caller's alone, and
-	// this costs a nanosecond where math/rand/v2 costs six.
-	r.coin = xorshift32(r.coin)
-	if r.coin%latencySample == 0 {
-		r.h.lat.record(r.h.mark()-start, latencySample)
-	}
-}
+const latencySampleBits = 4
 
-// xorshift32 returns the number that follows x in Marsaglia's xorshift
-// sequence, which visits every 32-bit number but 0; x must not be 0.
-func xorshift32(x uint32) uint32 {
-	x ^= x << 13
-	x ^= x >> 17
-	x ^= x << 5
-	return x
+// drawn reports whether the first attempt whose context is at address
+// addr, started at now, is one of the one in latencySample that are timed.
+// It hashes the address with the start time (Fibonacci hashing: the top
+// bits of the product with 2^64 divided by the golden ratio), so that the
+// draw costs a multiplication, needs no state, and has nothing to do with
+// how long the attempt takes: either input alone spreads the draws evenly
+// (TestHedgeDrawn).
+func drawn(addr uintptr, now time.Duration) bool {
+	x := (uint64(addr) ^ uint64(now)) * 0x9e3779b97f4a7c15
+	return x>>(64-latencySampleBits) == 0
 }
 
 // mark returns the time on the hedge's clock, as a duration from an origin
@@ -318,28 +380,24 @@ const (
 	runDone                 // the first attempt returned first
 )
 
-// hedgeRun is one call's first attempt and the timer that starts the
-// hedges. With the real clock it is pooled with its timer, and reused as
-// long as the timer never fired.
+// hedgeRun is one call's first attempt and the runtime timer that starts
+// the hedges, where the timing wheel does not serve the delay (see
+// runTimed). With the real clock it is pooled with its timer, and reused
+// as long as the timer never fired.
 type hedgeRun[T any] struct {
 	h     *hedge[T]
 	timer *time.Timer // real clock
 	stop  func() bool // an injected clock's timer
 	phase atomic.Int32
 	state *hedgeState[T] // set by fire before the phase becomes runHedging
-	coin  uint32         // the state of the generator timeFast draws from; never 0
 
 	// What fire needs, set before the timer is armed.
 	ctx    context.Context
 	next   chain[T]
 	fn     Func[T]
-	first  context.Context    // the first attempt's: own, or a context.WithCancel
-	cancel context.CancelFunc // of a context.WithCancel; nil with own
+	first  context.Context    // the first attempt's, a context.WithCancel
+	cancel context.CancelFunc // first's
 	delay  time.Duration
-
-	// own is the first attempt's context, made for each call, and the
-	// trigger of the hedges on the timing wheel (see begin).
-	own *deadlineCtx
 }
 
 func (h *hedge[T]) getRun() *hedgeRun[T] {
@@ -348,11 +406,10 @@ func (h *hedge[T]) getRun() *hedgeRun[T] {
 			return r
 		}
 	}
-	return &hedgeRun[T]{h: h, coin: rand.Uint32() | 1}
+	return &hedgeRun[T]{h: h}
 }
 
-// putRun recycles a run whose timer or trigger never fired, on the real
-// clock.
+// putRun recycles a run whose timer never fired, on the real clock.
 func (h *hedge[T]) putRun(r *hedgeRun[T]) {
 	if h.clock != nil {
 		return
@@ -360,7 +417,7 @@ func (h *hedge[T]) putRun(r *hedgeRun[T]) {
 	if r.phase.Load() != runAlone {
 		r.phase.Store(runAlone)
 	}
-	r.state, r.ctx, r.next, r.fn, r.first, r.cancel, r.own = nil, nil, nil, nil, nil, nil, nil
+	r.state, r.ctx, r.next, r.fn, r.first, r.cancel = nil, nil, nil, nil, nil, nil
 	h.runs.Put(r)
 }
 
@@ -387,40 +444,24 @@ func (r *hedgeRun[T]) disarm() bool {
 	return false
 }
 
-// fire starts hedging from the timer's goroutine, or the wheel's, unless
-// the first attempt has returned.
+// fire starts hedging from the timer's goroutine, unless the first attempt
+// has returned.
 func (r *hedgeRun[T]) fire() { r.start(true) }
 
 // endFirst ends the first attempt's context once its outcome is the
-// answer, stops the trigger of the hedges, and recycles the run when it
-// can.
+// answer, stops the timer of the hedges, and recycles the run when it can.
 func (r *hedgeRun[T]) endFirst() {
-	if r.own != nil {
-		if r.own.releaseTrigger() {
-			r.h.putRun(r) // the trigger never fired: nothing else holds r
-		}
-		return
-	}
 	r.cancel()
 	if r.disarm() {
 		r.h.putRun(r)
 	}
 }
 
-// cancelFirst returns the function that cancels the first attempt's
-// context.
-func (r *hedgeRun[T]) cancelFirst() context.CancelFunc {
-	if r.own != nil {
-		return r.own.release
-	}
-	return r.cancel
-}
-
 // start starts hedging, unless the first attempt has returned. detached
 // says that it runs in a goroutine of its own, not the caller's.
 func (r *hedgeRun[T]) start(detached bool) {
 	s := &hedgeState[T]{h: r.h, ctx: r.ctx, next: r.next, fn: r.fn, delay: r.delay,
-		started: 1, running: 1, cancels: []context.CancelFunc{r.cancelFirst()}, done: make(chan struct{})}
+		started: 1, running: 1, cancels: []context.CancelFunc{r.cancel}, done: make(chan struct{})}
 	r.state = s
 	if !r.phase.CompareAndSwap(runAlone, runHedging) {
 		return

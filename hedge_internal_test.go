@@ -155,23 +155,40 @@ func TestLatenciesSampled(t *testing.T) {
 	}
 }
 
-// TestHedgeTimeFast: a first attempt that answered before its trigger
-// fired is timed when the run's generator draws a multiple of
-// latencySample, and counts for latencySample.
-func TestHedgeTimeFast(t *testing.T) {
-	h := Hedge[int]().(*hedge[int])
-	h.lat = newLatencies(0.95, 0, time.Hour, 1<<20) // no turn of the histograms
-	r := h.getRun()
-	r.coin = 12345
-	want, x := int64(0), uint32(12345)
-	for range 1000 {
-		r.timeFast(h.mark())
-		if x = xorshift32(x); x%latencySample == 0 {
-			want += latencySample
-		}
-	}
-	if got := h.lat.hist[0].count.Load(); got != want || want == 0 {
-		t.Fatalf("weight recorded = %d, want %d", got, want)
+// TestHedgeDrawn: the draw of the first attempts to time takes one in
+// latencySample, evenly, whether the addresses of the contexts, the start
+// times, or both vary from call to call, and leaves no long run of calls
+// untimed.
+func TestHedgeDrawn(t *testing.T) {
+	const n = 16000
+	for _, tc := range []struct {
+		name string
+		addr func(i int) uintptr // call i's context, from an address on the heap
+		now  func(i int) time.Duration
+	}{
+		{"contexts of 160 bytes in a row, a coarse clock", func(i int) uintptr { return uintptr(160 * i) }, func(int) time.Duration { return time.Hour }},
+		{"contexts of 128 bytes in a row, a microsecond clock", func(i int) uintptr { return uintptr(128 * i) }, func(i int) time.Duration { return time.Duration(i/5) * time.Microsecond }},
+		{"one address used again, calls 237ns apart", func(int) uintptr { return 0 }, func(i int) time.Duration { return time.Duration(237 * i) }},
+		{"both", func(i int) uintptr { return uintptr(160 * i) }, func(i int) time.Duration { return time.Duration(197*i + i*i%61) }},
+		{"addresses at random, a coarse clock", func(i int) uintptr { return uintptr(rand.New(rand.NewPCG(uint64(i), 7)).Uint64() &^ 15) }, func(int) time.Duration { return 0 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			drawnCount, gap, longest := 0, 0, 0
+			for i := range n {
+				if drawn(0xc000012000+tc.addr(i), tc.now(i)) {
+					drawnCount, gap = drawnCount+1, 0
+					continue
+				}
+				gap++
+				longest = max(longest, gap)
+			}
+			if want := n / latencySample; drawnCount < want*85/100 || drawnCount > want*115/100 {
+				t.Errorf("drew %d of %d, want about %d", drawnCount, n, want)
+			}
+			if longest > 16*latencySample {
+				t.Errorf("%d calls in a row untimed", longest)
+			}
+		})
 	}
 }
 

@@ -468,11 +468,12 @@ func TestWheelTimerShared(t *testing.T) {
 				// One to three ticks ahead, so that contexts are filed
 				// while the timer fires for earlier ones.
 				c := &deadlineCtx{parent: context.Background(), at: time.Since(epoch) + time.Duration(1+i%3)*wheelTick}
-				c.wake = make(chan struct{}, 1)
+				wake := make(chan struct{}, 1)
+				c.hook = wakeHook(wake)
 				c.shard = &w.shards[(g+i)%len(w.shards)]
 				c.shard.add(c)
 				go func() {
-					<-c.wake
+					<-wake
 					late := time.Since(epoch) - c.at
 					for {
 						old := worst.Load()

@@ -31,7 +31,8 @@ type timedCall[T any] struct {
 	v     T
 	err   error
 	panic *PanicError
-	wake  chan struct{} // made once, with the timedCall
+	wake  chan struct{}      // made once, with the timedCall
+	tell  func(*deadlineCtx) // wake's hook on a deadlineCtx, made with wake
 
 	// The call, set by the caller before it hands the task over.
 	t      *timeout[T]
@@ -49,7 +50,8 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	}
 	c, _ := t.calls.Get().(*timedCall[T])
 	if c == nil {
-		c = &timedCall[T]{t: t, wake: make(chan struct{}, 1)}
+		wake := make(chan struct{}, 1)
+		c = &timedCall[T]{t: t, wake: wake, tell: wakeHook(wake)}
 	}
 	if dc := t.newDeadline(ctx); dc != nil {
 		return t.raceOwn(ctx, next, fn, c, dc, start)
@@ -77,7 +79,7 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 // so the deadlineCtx need not: it is on the wheel, to wake the caller at the
 // deadline, and has no Done channel unless fn asks for one.
 func (t *timeout[T]) raceOwn(ctx context.Context, next chain[T], fn Func[T], c *timedCall[T], dc *deadlineCtx, start time.Time) (T, error) {
-	dc.wake, dc.watched = c.wake, true
+	dc.hook, dc.watched = c.tell, true
 	dc.armNew()
 	c.ctx, c.own, c.cancel, c.next, c.fn = dc, dc, nil, next, fn
 	startTask(c, c.hint())

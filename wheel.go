@@ -202,8 +202,8 @@ func (s *wheelShard) expire(now int64) {
 // context, a trigger fires, in a goroutine of its own, for its work may
 // take time and the wheel's may not.
 func (c *deadlineCtx) due() {
-	if c.trigger != nil {
-		go c.trigger.fire()
+	if c.trigger {
+		go c.hook(c)
 		return
 	}
 	c.end(dlExpired)
