@@ -148,6 +148,70 @@ func TestHedgeTriggerFires(t *testing.T) {
 	assert.Equal(t, 2, v, "the hedge wins")
 }
 
+// TestHedgeTriggerRacesTheAnswer: the trigger fires as the first attempt
+// returns, and whichever of the two comes first decides. The caller first:
+// no hedge starts, and the trigger, late, does nothing. The trigger first:
+// a hedge starts, loses to the first attempt's result, is canceled, and
+// its result goes to the discard hook once.
+func TestHedgeTriggerRacesTheAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		triggerFirst  bool
+		wantAttempts  int64
+		wantDiscarded int64
+	}{
+		{"the caller first", false, 1, 0},
+		{"the trigger first", true, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var discarded atomic.Int64
+			discardedOnce := make(chan struct{})
+			h := Hedge[int](WithHedgeDelay(time.Hour), WithDiscard(func(v int) {
+				discarded.Add(int64(v))
+				close(discardedOnce)
+			})).(*hedge[int])
+			fire := h.self.fire
+			answered, fired := make(chan struct{}), make(chan struct{})
+			h.self.fire = func(c *deadlineCtx) {
+				if !tc.triggerFirst {
+					<-answered
+				}
+				fire(c)
+				close(fired)
+			}
+			var attempts atomic.Int64
+			v, err := h.Execute(context.Background(), func(ctx context.Context) (int, error) {
+				if attempts.Add(1) > 1 { // the hedge
+					<-ctx.Done()
+					return 2, nil
+				}
+				if n := expireAll(); n != 1 {
+					t.Errorf("%d triggers on the wheel, want 1", n)
+				}
+				if tc.triggerFirst {
+					<-fired // the hedge has started
+				}
+				return 1, nil
+			})
+			close(answered)
+			require.NoError(t, err)
+			assert.Equal(t, 1, v, "the first attempt's result")
+			<-fired
+			if tc.wantDiscarded > 0 {
+				bound := time.NewTimer(10 * time.Second) // a bound, not a wait
+				defer bound.Stop()
+				select {
+				case <-discardedOnce:
+				case <-bound.C:
+					t.Fatal("the loser's result never reached the discard hook")
+				}
+			}
+			assert.Equal(t, tc.wantAttempts, attempts.Load(), "attempts")
+			assert.Equal(t, tc.wantDiscarded, discarded.Load(), "discarded")
+		})
+	}
+}
+
 // TestHedgeFirstAttemptParentEnds: the caller's cancellation reaches the
 // first attempt's context and a child derived from it, which attaches
 // without a goroutine; the call returns the caller's error.
