@@ -166,10 +166,10 @@ func TestHedgeDrawn(t *testing.T) {
 		addr func(i int) uintptr // call i's context, from an address on the heap
 		now  func(i int) time.Duration
 	}{
-		{"contexts of 160 bytes in a row, a coarse clock", func(i int) uintptr { return uintptr(160 * i) }, func(int) time.Duration { return time.Hour }},
-		{"contexts of 128 bytes in a row, a microsecond clock", func(i int) uintptr { return uintptr(128 * i) }, func(i int) time.Duration { return time.Duration(i/5) * time.Microsecond }},
+		{"contexts of 128 bytes in a row, a coarse clock", func(i int) uintptr { return uintptr(128 * i) }, func(int) time.Duration { return time.Hour }},
+		{"contexts of 112 bytes in a row, a microsecond clock", func(i int) uintptr { return uintptr(112 * i) }, func(i int) time.Duration { return time.Duration(i/5) * time.Microsecond }},
 		{"one address used again, calls 237ns apart", func(int) uintptr { return 0 }, func(i int) time.Duration { return time.Duration(237 * i) }},
-		{"both", func(i int) uintptr { return uintptr(160 * i) }, func(i int) time.Duration { return time.Duration(197*i + i*i%61) }},
+		{"both", func(i int) uintptr { return uintptr(128 * i) }, func(i int) time.Duration { return time.Duration(197*i + i*i%61) }},
 		{"addresses at random, a coarse clock", func(i int) uintptr { return uintptr(rand.New(rand.NewPCG(uint64(i), 7)).Uint64() &^ 15) }, func(int) time.Duration { return 0 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
