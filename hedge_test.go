@@ -307,7 +307,10 @@ func TestHedgePanics(t *testing.T) {
 	})
 	t.Run("Goexit in a hedge", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := resilience.Hedge[int](resilience.WithHedgeDelay(0))
+			// A delay, so that the second attempt is the hedge: with every
+			// attempt at once, the hedge's goroutine may count first, and
+			// the caller's attempt would exit the test's goroutine.
+			p := resilience.Hedge[int](resilience.WithHedgeDelay(10 * time.Millisecond))
 			var n atomic.Int32
 			_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
 				if n.Add(1) == 2 {
