@@ -314,8 +314,8 @@ func (c *deadlineCtx) parentEnded() { c.end(dlParent) }
 // every context derived from it, is canceled.
 func (c *deadlineCtx) release() { c.end(dlReleased) }
 
-// releaseTrigger ends a trigger context, and reports whether its trigger
-// never fired, so that its owner may be used again.
+// releaseTrigger ends a trigger context, and reports whether it took the
+// trigger off the wheel unfired: then it never fires.
 func (c *deadlineCtx) releaseTrigger() bool { return c.end(dlReleased) }
 
 // end moves a live context to state st, closes Done, calls the registered

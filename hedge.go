@@ -166,7 +166,7 @@ type hedge[T any] struct {
 	discard func(T)
 	lat     *latencies     // nil with a fixed delay
 	runs    sync.Pool      // of *hedgeRun[T] whose timer never fired (real clock)
-	alone   *hedgeState[T] // hedgeFirst.hedges once the first attempt is the answer
+	alone   *hedgeState[T] // a call's hedges once its first attempt is the answer (see claim)
 	self    *hedgeLink[T]  // the Hedge on its own, for Execute
 }
 
@@ -228,10 +228,10 @@ func (h *hedge[T]) run(ctx context.Context, l *hedgeLink[T], fn Func[T]) (v T, e
 	finished := false
 	defer func() {
 		if !finished { // fn or the observer panicked or called runtime.Goexit
-			if c.hedges.CompareAndSwap(nil, h.alone) {
-				c.releaseTrigger()
+			if s := h.claim(&c.hedges); s != nil {
+				s.abandon()
 			} else {
-				c.hedges.Load().abandon()
+				c.releaseTrigger()
 			}
 		}
 	}()
@@ -249,15 +249,31 @@ func (h *hedge[T]) run(ctx context.Context, l *hedgeLink[T], fn Func[T]) (v T, e
 	if err == nil && h.lat != nil {
 		h.lat.record(h.mark()-now, 1)
 	}
-	if c.hedges.CompareAndSwap(nil, h.alone) {
-		// The trigger fired, but the first attempt came first: no hedge
-		// was started.
-		h.ended(ctx, err)
-		return v, err
+	// The trigger fired: the first attempt is the answer only if it came
+	// before the hedges.
+	if s := h.claim(&c.hedges); s != nil {
+		v, err = s.join(v, err)
 	}
-	v, err = c.hedges.Load().join(v, err)
 	h.ended(ctx, err)
 	return v, err
+}
+
+// claim decides, once the first attempt of a call returned, whether it is
+// the answer: it is, and claim returns nil, if it sets hedges, the call's
+// race with its trigger, to h.alone before the trigger set it to the state
+// of the hedges it started; otherwise claim returns that state.
+func (h *hedge[T]) claim(hedges *atomic.Pointer[hedgeState[T]]) *hedgeState[T] {
+	if hedges.CompareAndSwap(nil, h.alone) {
+		return nil
+	}
+	return hedges.Load()
+}
+
+// newHedges returns the state of a call's hedges, counting the first
+// attempt, whose context cancelFirst cancels.
+func (h *hedge[T]) newHedges(ctx context.Context, next chain[T], fn Func[T], delay time.Duration, cancelFirst context.CancelFunc) *hedgeState[T] {
+	return &hedgeState[T]{h: h, ctx: ctx, next: next, fn: fn, delay: delay,
+		started: 1, running: 1, cancels: []context.CancelFunc{cancelFirst}, done: make(chan struct{})}
 }
 
 // hedgeFirst is the first attempt's context of a call on the timing wheel,
@@ -278,8 +294,7 @@ type hedgeFirst[T any] struct {
 func (l *hedgeLink[T]) fireFirst(c *deadlineCtx) {
 	// c heads a hedgeFirst[T]: only run files this hook, on one of those.
 	f := (*hedgeFirst[T])(unsafe.Pointer(c))
-	s := &hedgeState[T]{h: l.h, ctx: c.parent, next: l.next, fn: f.fn, delay: l.h.currentDelay(),
-		started: 1, running: 1, cancels: []context.CancelFunc{c.release}, done: make(chan struct{})}
+	s := l.h.newHedges(c.parent, l.next, f.fn, l.h.currentDelay(), c.release)
 	if f.hedges.CompareAndSwap(nil, s) {
 		s.launch(true)
 	}
@@ -292,10 +307,10 @@ func (h *hedge[T]) runTimed(ctx context.Context, next chain[T], fn Func[T], dela
 	finished := false
 	defer func() {
 		if !finished { // fn or the observer panicked or called runtime.Goexit
-			if r.phase.CompareAndSwap(runAlone, runDone) {
-				r.endFirst()
+			if s := h.claim(&r.hedges); s != nil {
+				s.abandon()
 			} else {
-				r.state.abandon()
+				r.endFirst()
 			}
 		}
 	}()
@@ -309,13 +324,11 @@ func (h *hedge[T]) runTimed(ctx context.Context, next chain[T], fn Func[T], dela
 	if err == nil && h.lat != nil {
 		h.lat.record(h.mark()-start, 1)
 	}
-	if r.phase.CompareAndSwap(runAlone, runDone) {
-		// No hedge was started: the first attempt is the answer.
-		r.endFirst()
-		h.ended(ctx, err)
-		return v, err
+	if s := h.claim(&r.hedges); s != nil {
+		v, err = s.join(v, err)
+	} else {
+		r.endFirst() // no hedge was started: the first attempt is the answer
 	}
-	v, err = r.state.join(v, err)
 	h.ended(ctx, err)
 	return v, err
 }
@@ -372,24 +385,15 @@ func (h *hedge[T]) ended(ctx context.Context, err error) {
 	}
 }
 
-// The phases of a hedgeRun: whoever moves it out of runAlone decides
-// whether hedging starts.
-const (
-	runAlone   int32 = iota // the first attempt runs, no hedge yet
-	runHedging              // the timer fired first: hedges run
-	runDone                 // the first attempt returned first
-)
-
 // hedgeRun is one call's first attempt and the runtime timer that starts
 // the hedges, where the timing wheel does not serve the delay (see
 // runTimed). With the real clock it is pooled with its timer, and reused
 // as long as the timer never fired.
 type hedgeRun[T any] struct {
-	h     *hedge[T]
-	timer *time.Timer // real clock
-	stop  func() bool // an injected clock's timer
-	phase atomic.Int32
-	state *hedgeState[T] // set by fire before the phase becomes runHedging
+	h      *hedge[T]
+	timer  *time.Timer                   // real clock
+	stop   func() bool                   // an injected clock's timer
+	hedges atomic.Pointer[hedgeState[T]] // the race of the caller and the timer (see claim)
 
 	// What fire needs, set before the timer is armed.
 	ctx    context.Context
@@ -414,10 +418,10 @@ func (h *hedge[T]) putRun(r *hedgeRun[T]) {
 	if h.clock != nil {
 		return
 	}
-	if r.phase.Load() != runAlone {
-		r.phase.Store(runAlone)
+	if r.hedges.Load() != nil {
+		r.hedges.Store(nil)
 	}
-	r.state, r.ctx, r.next, r.fn, r.first, r.cancel = nil, nil, nil, nil, nil, nil
+	r.ctx, r.next, r.fn, r.first, r.cancel = nil, nil, nil, nil, nil
 	h.runs.Put(r)
 }
 
@@ -460,11 +464,9 @@ func (r *hedgeRun[T]) endFirst() {
 // start starts hedging, unless the first attempt has returned. detached
 // says that it runs in a goroutine of its own, not the caller's.
 func (r *hedgeRun[T]) start(detached bool) {
-	s := &hedgeState[T]{h: r.h, ctx: r.ctx, next: r.next, fn: r.fn, delay: r.delay,
-		started: 1, running: 1, cancels: []context.CancelFunc{r.cancel}, done: make(chan struct{})}
-	r.state = s
-	if !r.phase.CompareAndSwap(runAlone, runHedging) {
-		return
+	s := r.h.newHedges(r.ctx, r.next, r.fn, r.delay, r.cancel)
+	if !r.hedges.CompareAndSwap(nil, s) {
+		return // the first attempt returned first
 	}
 	if r.delay > 0 {
 		s.launch(detached)

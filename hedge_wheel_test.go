@@ -148,6 +148,34 @@ func TestHedgeTriggerFires(t *testing.T) {
 	assert.Equal(t, 2, v, "the hedge wins")
 }
 
+// discards is a Hedge's discard hook that sums the results it gets, and
+// lets a test wait for the first.
+type discards struct {
+	sum   atomic.Int64
+	first chan struct{}
+}
+
+func newDiscards() *discards { return &discards{first: make(chan struct{})} }
+
+// hook is the WithDiscard hook, for a call with one loser.
+func (d *discards) hook(v int) {
+	d.sum.Add(int64(v))
+	close(d.first)
+}
+
+// wait waits for the first discarded result, for ten seconds at most: a
+// bound, not a wait for time to pass.
+func (d *discards) wait(t *testing.T) {
+	t.Helper()
+	bound := time.NewTimer(10 * time.Second)
+	defer bound.Stop()
+	select {
+	case <-d.first:
+	case <-bound.C:
+		t.Fatal("the loser's result never reached the discard hook")
+	}
+}
+
 // TestHedgeTriggerRacesTheAnswer: the trigger fires as the first attempt
 // returns, and whichever of the two comes first decides. The caller first:
 // no hedge starts, and the trigger, late, does nothing. The trigger first:
@@ -164,12 +192,8 @@ func TestHedgeTriggerRacesTheAnswer(t *testing.T) {
 		{"the trigger first", true, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var discarded atomic.Int64
-			discardedOnce := make(chan struct{})
-			h := Hedge[int](WithHedgeDelay(time.Hour), WithDiscard(func(v int) {
-				discarded.Add(int64(v))
-				close(discardedOnce)
-			})).(*hedge[int])
+			d := newDiscards()
+			h := Hedge[int](WithHedgeDelay(time.Hour), WithDiscard(d.hook)).(*hedge[int])
 			fire := h.self.fire
 			answered, fired := make(chan struct{}), make(chan struct{})
 			h.self.fire = func(c *deadlineCtx) {
@@ -198,16 +222,55 @@ func TestHedgeTriggerRacesTheAnswer(t *testing.T) {
 			assert.Equal(t, 1, v, "the first attempt's result")
 			<-fired
 			if tc.wantDiscarded > 0 {
-				bound := time.NewTimer(10 * time.Second) // a bound, not a wait
-				defer bound.Stop()
-				select {
-				case <-discardedOnce:
-				case <-bound.C:
-					t.Fatal("the loser's result never reached the discard hook")
-				}
+				d.wait(t)
 			}
 			assert.Equal(t, tc.wantAttempts, attempts.Load(), "attempts")
-			assert.Equal(t, tc.wantDiscarded, discarded.Load(), "discarded")
+			assert.Equal(t, tc.wantDiscarded, d.sum.Load(), "discarded")
+		})
+	}
+}
+
+// TestHedgeTimerRacesTheAnswer is TestHedgeTriggerRacesTheAnswer for a
+// runtime timer (an injected clock here), each order forced by calling the
+// timer's function and the caller's claim by hand: the caller first, the
+// timer starts nothing; the timer first, its hedge loses to the first
+// attempt's result and is discarded once.
+func TestHedgeTimerRacesTheAnswer(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		timerFirst    bool
+		wantAttempts  int64
+		wantDiscarded int64
+	}{
+		{"the caller first", false, 0, 0},
+		{"the timer first", true, 1, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := newDiscards()
+			h := Hedge[int](WithHedgeDelay(time.Hour), WithClock(stepClock{}), WithDiscard(d.hook)).(*hedge[int])
+			var attempts atomic.Int64 // the hedges'
+			r, _ := h.begin(context.Background(), h.self.next, func(ctx context.Context) (int, error) {
+				attempts.Add(1)
+				<-ctx.Done()
+				return 2, nil
+			}, time.Hour)
+			if tc.timerFirst {
+				r.fire()
+			}
+			s := h.claim(&r.hedges) // the first attempt has returned 1
+			if !tc.timerFirst {
+				require.Nil(t, s, "the caller's claim, first, makes the first attempt the answer")
+				r.fire()
+				r.endFirst()
+			} else {
+				require.NotNil(t, s, "the timer, first, started the hedges")
+				v, err := s.join(1, nil)
+				require.NoError(t, err)
+				assert.Equal(t, 1, v, "the first attempt's result")
+				d.wait(t)
+			}
+			assert.Equal(t, tc.wantAttempts, attempts.Load(), "hedges run")
+			assert.Equal(t, tc.wantDiscarded, d.sum.Load(), "discarded")
 		})
 	}
 }
