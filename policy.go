@@ -128,12 +128,12 @@ type DiscardOption struct{ f any }
 // as the retry decides to wait for another attempt (if the caller's context
 // then ends during the wait, the caller gets the zero value with the
 // error); the result of a [Timeout]'s fn that returned after the deadline;
-// a losing [Hedge] attempt's result. It is called exactly once for each such result (one that
-// came with a nil error), never for the result returned, and the caller
-// never waits for it: the place to close an io.Closer such as an
-// *http.Response, whose connection would otherwise leak. T is inferred
-// from f; the policy panics at construction if it is not its result type.
-// WithDiscard panics if f is nil.
+// a losing [Hedge] attempt's result. It is called exactly once for each
+// such result (one that came with a nil error), never for the result
+// returned, and the caller never waits for it: the place to close an
+// io.Closer such as an *http.Response, whose connection would otherwise
+// leak. T is inferred from f; the policy panics at construction if it is
+// not its result type. WithDiscard panics if f is nil.
 func WithDiscard[T any](f func(result T)) DiscardOption {
 	if f == nil {
 		panic("resilience: WithDiscard: hook is nil")
