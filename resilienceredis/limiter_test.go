@@ -27,13 +27,17 @@ func uniqueKey(t *testing.T) string {
 }
 
 // frozen returns a limiter on a miniredis whose clock stands still at t0
-// until the test moves it.
+// until the test moves it. Its timeout is a minute, so that every answer
+// comes from Redis however slow the machine (the default, 50ms, can pass
+// under the race detector on a busy machine, and a degraded limiter
+// answers from its local share instead); opts come after it.
 func frozen(t *testing.T, rate float64, burst int, opts ...resilienceredis.Option) (*resilienceredis.Limiter, *miniredis.Miniredis) {
 	t.Helper()
 	mr := miniredis.RunT(t)
 	mr.SetTime(time.Unix(1_700_000_000, 0))
 	c := redis.NewClient(&redis.Options{Addr: mr.Addr()})
 	t.Cleanup(func() { c.Close() })
+	opts = append([]resilienceredis.Option{resilienceredis.WithTimeout(time.Minute)}, opts...)
 	return resilienceredis.NewLimiter(c, rate, burst, opts...), mr
 }
 
@@ -116,7 +120,8 @@ func TestKeysExpire(t *testing.T) {
 func TestRealServer(t *testing.T) {
 	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
 	defer c.Close()
-	l := resilienceredis.NewLimiter(c, 0.001, 3) // no refill within the test
+	// No refill within the test, and a timeout no slow machine reaches.
+	l := resilienceredis.NewLimiter(c, 0.001, 3, resilienceredis.WithTimeout(time.Minute))
 	key := uniqueKey(t)
 	for range 3 {
 		require.NoError(t, l.Allow(ctxBG, key))
