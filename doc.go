@@ -64,9 +64,22 @@
 // context's error. Errors that say when to try again implement
 // [RetryHint]; [RetryAfter] reads the hint off any error.
 //
-// A panic in fn is not swallowed: guards record it as a failure, receiving
-// a *[PanicError], release what they hold, and the panic continues with its
-// original value.
+// # Panics
+//
+// One rule holds for every policy and guard. A panic or a runtime.Goexit
+// in fn happens to the caller, as though fn had run in the caller's
+// goroutine (as it does, but in a default-mode [Timeout] and in a
+// [Hedge]'s hedges): the caller's goroutine panics with the same value, or
+// exits, after every layer on the way has released what it holds, each
+// guard receiving a *[PanicError] as the call's outcome. No policy takes
+// one for a failure: [Retry] does not retry it, [Fallback] does not answer
+// for it. It is late only when the caller has gone already (a Timeout
+// that returned at its deadline, a hedge that lost): then it reaches the
+// observer as an [EventLatePanic] and is dropped, never ending the
+// program. Results differ in one way: the deadline decides them, so a
+// result after the deadline is discarded even while the caller is still
+// on its way out. The [Batcher] and [Loader], whose fn serves many
+// callers, give each caller a *PanicError instead.
 //
 // # Observability
 //

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/faf87a20/resilience"
 	"github.com/stretchr/testify/assert"
@@ -186,5 +188,50 @@ func BenchmarkFallbackBare(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _ = resilience.Do[int](ctx, nil, fn)
+	}
+}
+
+// TestOutcomesOfFallbackAndHedge: Fallback and Hedge report an
+// EventCallEnded per call to an observer that asks for outcomes, with the
+// call's duration and the error returned.
+func TestOutcomesOfFallbackAndHedge(t *testing.T) {
+	errDown := errors.New("down")
+	for _, tc := range []struct {
+		name    string
+		p       func(o resilience.Option) resilience.Policy[int]
+		fn      resilience.Func[int]
+		wantErr error
+	}{
+		{"Fallback answers", func(o resilience.Option) resilience.Policy[int] {
+			return resilience.Fallback(func(context.Context, error) (int, error) { return 1, nil }, o)
+		}, func(context.Context) (int, error) { time.Sleep(3 * time.Second); return 0, errDown }, nil},
+		{"Fallback passes a success", func(o resilience.Option) resilience.Policy[int] {
+			return resilience.Fallback(func(context.Context, error) (int, error) { return 1, nil }, o)
+		}, func(context.Context) (int, error) { time.Sleep(3 * time.Second); return 2, nil }, nil},
+		{"Fallback fails too", func(o resilience.Option) resilience.Policy[int] {
+			return resilience.Fallback(func(context.Context, error) (int, error) { return 0, io.EOF }, o)
+		}, func(context.Context) (int, error) { time.Sleep(3 * time.Second); return 0, errDown }, io.EOF},
+		{"Hedge", func(o resilience.Option) resilience.Policy[int] {
+			return resilience.Hedge[int](resilience.WithHedgeDelay(time.Hour), o)
+		}, func(context.Context) (int, error) { time.Sleep(3 * time.Second); return 2, nil }, nil},
+		{"Hedge composed", func(o resilience.Option) resilience.Policy[int] {
+			return resilience.Compose(resilience.Hedge[int](resilience.WithHedgeDelay(time.Hour), o), resilience.Retry[int]())
+		}, func(context.Context) (int, error) { time.Sleep(3 * time.Second); return 2, nil }, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var ended []resilience.Event
+				obs := &outcomeObserver{ObserverFunc: func(_ context.Context, e resilience.Event) {
+					if e.Kind == resilience.EventCallEnded {
+						ended = append(ended, e)
+					}
+				}}
+				_, err := tc.p(resilience.WithObserver(obs)).Execute(context.Background(), tc.fn)
+				require.ErrorIs(t, err, tc.wantErr)
+				require.Len(t, ended, 1)
+				assert.Equal(t, 3*time.Second, ended[0].Duration)
+				assert.Equal(t, err, ended[0].Err)
+			})
+		})
 	}
 }

@@ -3,10 +3,8 @@ package resilience
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // Hedge returns a policy that cuts the tail of a call's latency: when no
@@ -21,22 +19,11 @@ import (
 // successful attempts (the last 1,000 to 2,000), within a floor of 1ms and a
 // ceiling of 1s, and is the ceiling until 32 latencies are known;
 // [WithHedgeQuantile] changes these, and [WithHedgeDelay] fixes the delay
-// (0: every attempt at once). The estimate takes no lock. On the timing
-// wheel (below), every attempt that outlasts the delay is timed, but of
-// the first attempts that answer before it only one in 16, drawn by a hash
-// of the attempt's start that has nothing to do with its latency, and
-// counting for 16, so that most calls read the clock once; the estimate
-// stays unbiased, a little noisier.
+// (0: every attempt at once). The estimate takes no lock.
 //
 // Hedges draw from a retry budget, so that a slow server is never doubled:
 // by default one of the Hedge's own that lets hedges add 10% to the calls,
 // plus one a second; [WithHedgeBudget] shares one with other policies.
-//
-// On the real clock, the first attempt's context and the trigger of the
-// hedges take one allocation and a slot on the timing wheel that every
-// [Timeout] shares: a delay is met up to a millisecond late. A delay under
-// a millisecond, an injected clock and a testing/synctest bubble get a
-// context.WithCancel and a runtime timer instead.
 //
 // The losers' contexts are cancelled the moment a winner is chosen; their
 // results, when they come, go to the [WithDiscard] hook, and nothing is
@@ -49,8 +36,10 @@ import (
 //	Compose(Hedge[T](), Timeout[T](d), Guarded[T](breaker))
 //
 // Outside a Retry, a Hedge's attempts are hedged as a whole; inside it,
-// each retry is. A panic in an attempt reaches the caller if no result has
-// been returned yet; later, it is reported as an [EventLatePanic].
+// each retry is. Each attempt's context is a context.WithCancel of the
+// caller's. A panic or runtime.Goexit in an attempt follows the package's
+// rule (see the package doc's Panics section): it reaches the caller until
+// the answer is chosen, and is an [EventLatePanic] after.
 //
 // Hedge panics if an option is invalid.
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
@@ -59,8 +48,7 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 		checkOption("Hedge", o)
 		o.applyHedge(&cfg)
 	}
-	h := &hedge[T]{hedgeConfig: cfg, alone: new(hedgeState[T])}
-	h.self = h.newLink(last[T]())
+	h := &hedge[T]{hedgeConfig: cfg, alone: new(hedgeState[T]), last: last[T]()}
 	h.discard = discardOf[T]("Hedge", cfg.discard)
 	if !cfg.fixed {
 		h.lat = newLatencies(cfg.quantile, cfg.floor, cfg.ceiling, hedgeWindow)
@@ -165,35 +153,19 @@ type hedge[T any] struct {
 	hedgeConfig
 	discard func(T)
 	lat     *latencies     // nil with a fixed delay
-	runs    sync.Pool      // of *hedgeRun[T] whose timer never fired (real clock)
 	alone   *hedgeState[T] // a call's hedges once its first attempt is the answer (see claim)
-	self    *hedgeLink[T]  // the Hedge on its own, for Execute
-}
-
-// hedgeLink is a Hedge at one place in a chain: what follows it, and the
-// trigger of its calls' hedges on the timing wheel.
-type hedgeLink[T any] struct {
-	h    *hedge[T]
-	next chain[T]
-	fire func(*deadlineCtx) // the hook of its hedgeFirsts
-}
-
-func (h *hedge[T]) newLink(next chain[T]) *hedgeLink[T] {
-	l := &hedgeLink[T]{h: h, next: next}
-	l.fire = l.fireFirst
-	return l
+	last    chain[T]       // fn alone, for Execute
 }
 
 func (h *hedge[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Hedge: fn is nil")
 	}
-	return h.run(ctx, h.self, fn)
+	return h.run(ctx, h.last, fn)
 }
 
 func (h *hedge[T]) link(next chain[T]) chain[T] {
-	l := h.newLink(next)
-	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, l, fn) }
+	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, next, fn) }
 }
 
 // retryable reports whether err lets the other attempts go on.
@@ -211,50 +183,43 @@ func (h *hedge[T]) currentDelay() time.Duration {
 	return h.lat.get()
 }
 
-func (h *hedge[T]) run(ctx context.Context, l *hedgeLink[T], fn Func[T]) (v T, err error) {
+// run makes a call's first attempt in the caller's goroutine, with a timer
+// that starts the hedges if no answer has come by the delay.
+func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
 	h.budget.called()
+	var start time.Time
+	if h.lat != nil || h.outcomes {
+		start = h.now()
+	}
 	delay := h.currentDelay()
-	now, ok := time.Duration(0), false
-	if h.clock == nil {
-		now, ok = wheelNow(delay, triggerMin)
-	}
-	if !ok {
-		return h.runTimed(ctx, l.next, fn, delay)
-	}
-	// On the timing wheel: the first attempt's context is the trigger of
-	// the hedges, and the call's one allocation.
-	c := &hedgeFirst[T]{deadlineCtx: deadlineCtx{parent: ctx, at: now + delay}, fn: fn}
-	c.setTrigger(l.fire)
+	first, cancel := context.WithCancel(ctx)
+	r := &hedgeRun[T]{h: h, ctx: ctx, next: next, fn: fn, cancel: cancel, delay: delay}
 	finished := false
 	defer func() {
 		if !finished { // fn or the observer panicked or called runtime.Goexit
-			if s := h.claim(&c.hedges); s != nil {
+			if s := h.claim(&r.hedges); s != nil {
 				s.abandon()
 			} else {
-				c.releaseTrigger()
+				r.endFirst()
 			}
 		}
 	}()
-	v, err = l.next(&c.deadlineCtx, fn)
+	if delay == 0 {
+		r.start(false) // every attempt at once
+	} else {
+		r.arm()
+	}
+	v, err = next(first, fn)
 	finished = true
-	if c.releaseTrigger() {
-		// The trigger left the wheel unfired: no hedge started, none will,
-		// and the first attempt is the answer.
-		if err == nil && h.lat != nil && drawn(uintptr(unsafe.Pointer(c)), now) {
-			h.lat.record(h.mark()-now, latencySample)
-		}
-		h.ended(ctx, err)
-		return v, err
-	}
 	if err == nil && h.lat != nil {
-		h.lat.record(h.mark()-now, 1)
+		h.lat.record(h.since(start), 1)
 	}
-	// The trigger fired: the first attempt is the answer only if it came
-	// before the hedges.
-	if s := h.claim(&c.hedges); s != nil {
+	if s := h.claim(&r.hedges); s != nil {
 		v, err = s.join(v, err)
+	} else {
+		r.endFirst() // no hedge was started: the first attempt is the answer
 	}
-	h.ended(ctx, err)
+	h.ended(ctx, start, err)
 	return v, err
 }
 
@@ -276,176 +241,35 @@ func (h *hedge[T]) newHedges(ctx context.Context, next chain[T], fn Func[T], del
 		started: 1, running: 1, cancels: []context.CancelFunc{cancelFirst}, done: make(chan struct{})}
 }
 
-// hedgeFirst is the first attempt's context of a call on the timing wheel,
-// and the trigger of its hedges: a trigger deadlineCtx, filed on the wheel
-// for the time the first hedge is due, whose hook is its link's fireFirst,
-// and the call's fn beside it, in one allocation of 128 bytes. The caller
-// and the trigger race to set hedges: the caller to h.alone once the first
-// attempt returned, the trigger to the state of the hedges it starts.
-type hedgeFirst[T any] struct {
-	deadlineCtx
-	hedges atomic.Pointer[hedgeState[T]]
-	fn     Func[T]
-}
-
-// fireFirst starts the hedges of the call whose first attempt has the
-// context c, in a goroutine of the wheel's, unless the first attempt has
-// returned. Further hedges follow the delay of the moment.
-func (l *hedgeLink[T]) fireFirst(c *deadlineCtx) {
-	// c heads a hedgeFirst[T]: only run files this hook, on one of those.
-	f := (*hedgeFirst[T])(unsafe.Pointer(c))
-	s := l.h.newHedges(c.parent, l.next, f.fn, l.h.currentDelay(), c.release)
-	if f.hedges.CompareAndSwap(nil, s) {
-		s.launch(true)
-	}
-}
-
-// runTimed is run with a runtime timer as the trigger of the hedges: a
-// delay under the wheel's tick, an injected clock, a synctest bubble.
-func (h *hedge[T]) runTimed(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (v T, err error) {
-	r, start := h.begin(ctx, next, fn, delay)
-	finished := false
-	defer func() {
-		if !finished { // fn or the observer panicked or called runtime.Goexit
-			if s := h.claim(&r.hedges); s != nil {
-				s.abandon()
-			} else {
-				r.endFirst()
-			}
-		}
-	}()
-	if r.delay == 0 {
-		r.start(false) // every attempt at once
-	} else {
-		r.arm(r.delay)
-	}
-	v, err = next(r.first, fn)
-	finished = true
-	if err == nil && h.lat != nil {
-		h.lat.record(h.mark()-start, 1)
-	}
-	if s := h.claim(&r.hedges); s != nil {
-		v, err = s.join(v, err)
-	} else {
-		r.endFirst() // no hedge was started: the first attempt is the answer
-	}
-	h.ended(ctx, err)
-	return v, err
-}
-
-// begin prepares a call's first attempt in a run, pooled on the real
-// clock: the first attempt gets a context.WithCancel and the run a timer,
-// which runTimed arms once it is ready for a panic (an observer's, as the
-// hedges start). begin returns the time the latency of the first attempt
-// is measured from (see mark).
-func (h *hedge[T]) begin(ctx context.Context, next chain[T], fn Func[T], delay time.Duration) (*hedgeRun[T], time.Duration) {
-	actx, cancel := context.WithCancel(ctx)
-	r := h.getRun()
-	r.ctx, r.next, r.fn, r.cancel, r.delay, r.first = ctx, next, fn, cancel, delay, actx
-	var start time.Duration
-	if h.lat != nil {
-		start = h.mark()
-	}
-	return r, start
-}
-
-// latencySample is how rarely a first attempt that answers before the
-// delay, on the timing wheel, is timed: one in latencySample, counting for
-// as many, so that most calls read the clock once. The estimate stays
-// unbiased, for every attempt that outlasts the delay is timed, and the
-// others are drawn at random (see drawn).
-const latencySample = 1 << latencySampleBits
-
-const latencySampleBits = 4
-
-// drawn reports whether the first attempt whose context is at address
-// addr, started at now, is one of the one in latencySample that are timed.
-// It hashes the address with the start time (Fibonacci hashing: the top
-// bits of the product with 2^64 divided by the golden ratio), so that the
-// draw costs a multiplication, needs no state, and has nothing to do with
-// how long the attempt takes: either input alone spreads the draws evenly
-// (TestHedgeDrawn).
-func drawn(addr uintptr, now time.Duration) bool {
-	x := (uint64(addr) ^ uint64(now)) * 0x9e3779b97f4a7c15
-	return x>>(64-latencySampleBits) == 0
-}
-
-// mark returns the time on the hedge's clock, as a duration from an origin
-// of its own: latencies are differences of two marks.
-func (h *hedge[T]) mark() time.Duration {
-	if h.clock == nil {
-		return time.Since(epoch) // one reading of the monotonic clock
-	}
-	return time.Duration(h.clock.Now().UnixNano())
-}
-
-func (h *hedge[T]) ended(ctx context.Context, err error) {
+func (h *hedge[T]) ended(ctx context.Context, start time.Time, err error) {
 	if h.outcomes && h.observer != nil {
-		h.observe(ctx, Event{Kind: EventCallEnded, Component: "hedge", Err: err})
+		h.observe(ctx, Event{Kind: EventCallEnded, Component: "hedge", Err: err, Duration: h.since(start)})
 	}
 }
 
-// hedgeRun is one call's first attempt and the runtime timer that starts
-// the hedges, where the timing wheel does not serve the delay (see
-// runTimed). With the real clock it is pooled with its timer, and reused
-// as long as the timer never fired.
+// hedgeRun is one call's first attempt and the timer that starts the
+// hedges. It is made for each call, never pooled: its timer belongs to the
+// caller's testing/synctest bubble, if any.
 type hedgeRun[T any] struct {
 	h      *hedge[T]
-	timer  *time.Timer                   // real clock
-	stop   func() bool                   // an injected clock's timer
+	timer  *time.Timer                   // on the real clock, once armed
+	stop   func() bool                   // on an injected clock, once armed
 	hedges atomic.Pointer[hedgeState[T]] // the race of the caller and the timer (see claim)
 
-	// What fire needs, set before the timer is armed.
-	ctx    context.Context
+	ctx    context.Context // the caller's
 	next   chain[T]
 	fn     Func[T]
-	first  context.Context    // the first attempt's, a context.WithCancel
-	cancel context.CancelFunc // first's
+	cancel context.CancelFunc // the first attempt's context's
 	delay  time.Duration
 }
 
-func (h *hedge[T]) getRun() *hedgeRun[T] {
-	if h.clock == nil {
-		if r, ok := h.runs.Get().(*hedgeRun[T]); ok {
-			return r
-		}
-	}
-	return &hedgeRun[T]{h: h}
-}
-
-// putRun recycles a run whose timer never fired, on the real clock.
-func (h *hedge[T]) putRun(r *hedgeRun[T]) {
-	if h.clock != nil {
+// arm sets the timer that starts the hedges at the delay.
+func (r *hedgeRun[T]) arm() {
+	if r.h.clock == nil {
+		r.timer = time.AfterFunc(r.delay, r.fire)
 		return
 	}
-	if r.hedges.Load() != nil {
-		r.hedges.Store(nil)
-	}
-	r.ctx, r.next, r.fn, r.first, r.cancel = nil, nil, nil, nil, nil
-	h.runs.Put(r)
-}
-
-func (r *hedgeRun[T]) arm(d time.Duration) {
-	if r.h.clock != nil {
-		r.stop = r.h.afterFunc(d, r.fire)
-		return
-	}
-	if r.timer == nil {
-		r.timer = time.AfterFunc(d, r.fire)
-		return
-	}
-	r.timer.Reset(d)
-}
-
-// disarm stops the timer and reports whether it stopped it before it fired.
-func (r *hedgeRun[T]) disarm() bool {
-	if r.timer != nil {
-		return r.timer.Stop()
-	}
-	if r.stop != nil {
-		return r.stop()
-	}
-	return false
+	r.stop = r.h.afterFunc(r.delay, r.fire)
 }
 
 // fire starts hedging from the timer's goroutine, unless the first attempt
@@ -453,11 +277,14 @@ func (r *hedgeRun[T]) disarm() bool {
 func (r *hedgeRun[T]) fire() { r.start(true) }
 
 // endFirst ends the first attempt's context once its outcome is the
-// answer, stops the timer of the hedges, and recycles the run when it can.
+// answer, and stops the timer of the hedges.
 func (r *hedgeRun[T]) endFirst() {
 	r.cancel()
-	if r.disarm() {
-		r.h.putRun(r)
+	switch {
+	case r.timer != nil:
+		r.timer.Stop()
+	case r.stop != nil:
+		r.stop()
 	}
 }
 

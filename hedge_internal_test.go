@@ -1,7 +1,6 @@
 package resilience
 
 import (
-	"context"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -112,102 +111,5 @@ func TestLatenciesClampedBuckets(t *testing.T) {
 		if got := l.get(); got != want {
 			t.Fatalf("q=%v floor=%v ceiling=%v, %d samples: estimate %v, model %v", q, floor, ceiling, len(all), got, want)
 		}
-	}
-}
-
-// TestLatenciesSampled: when every latency over the delay, the current
-// estimate, counts once and one in latencySample of the others counts for
-// latencySample, as a Hedge on the timing wheel records them, the
-// estimate settles near the quantile of all the latencies. The sampling
-// makes it noisier where most samples are sampled: a median more than a
-// 95th percentile, whose tail is all counted.
-func TestLatenciesSampled(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	for _, tc := range []struct{ q, tolerance float64 }{{0.5, 0.1}, {0.9, 0.04}, {0.95, 0.03}, {0.99, 0.03}} {
-		for _, mean := range []time.Duration{time.Millisecond, 10 * time.Millisecond} {
-			l := newLatencies(tc.q, 0, time.Second, 1000)
-			var recent []time.Duration // what the histograms cover
-			for range 20000 {
-				d := time.Duration(r.ExpFloat64() * float64(mean))
-				recent = append(recent, d)
-				switch {
-				case d > l.get():
-					l.record(d, 1)
-				case r.IntN(latencySample) == 0:
-					l.record(d, latencySample)
-				}
-			}
-			held := l.hist[0].count.Load() + l.hist[1].count.Load()
-			recent = recent[len(recent)-int(held):] // about: weights stand for samples
-			slices.Sort(recent)
-			below := func(d time.Duration) float64 {
-				i, _ := slices.BinarySearch(recent, d)
-				return float64(i) / float64(len(recent))
-			}
-			// The estimate is a bucket's upper bound: the quantile lies
-			// in the bucket, at most a fifth under it.
-			got := l.get()
-			if below(got) < tc.q-tc.tolerance || below(got*4/5) > tc.q+tc.tolerance {
-				t.Errorf("q=%v, mean %v: estimate %v is the %.3f quantile, its bucket's floor the %.3f",
-					tc.q, mean, got, below(got), below(got*4/5))
-			}
-		}
-	}
-}
-
-// TestHedgeDrawn: the draw of the first attempts to time takes one in
-// latencySample, evenly, whether the addresses of the contexts, the start
-// times, or both vary from call to call, and leaves no long run of calls
-// untimed.
-func TestHedgeDrawn(t *testing.T) {
-	const n = 16000
-	for _, tc := range []struct {
-		name string
-		addr func(i int) uintptr // call i's context, from an address on the heap
-		now  func(i int) time.Duration
-	}{
-		{"contexts of 128 bytes in a row, a coarse clock", func(i int) uintptr { return uintptr(128 * i) }, func(int) time.Duration { return time.Hour }},
-		{"contexts of 112 bytes in a row, a microsecond clock", func(i int) uintptr { return uintptr(112 * i) }, func(i int) time.Duration { return time.Duration(i/5) * time.Microsecond }},
-		{"one address used again, calls 237ns apart", func(int) uintptr { return 0 }, func(i int) time.Duration { return time.Duration(237 * i) }},
-		{"both", func(i int) uintptr { return uintptr(128 * i) }, func(i int) time.Duration { return time.Duration(197*i + i*i%61) }},
-		{"addresses at random, a coarse clock", func(i int) uintptr { return uintptr(rand.New(rand.NewPCG(uint64(i), 7)).Uint64() &^ 15) }, func(int) time.Duration { return 0 }},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			drawnCount, gap, longest := 0, 0, 0
-			for i := range n {
-				if drawn(0xc000012000+tc.addr(i), tc.now(i)) {
-					drawnCount, gap = drawnCount+1, 0
-					continue
-				}
-				gap++
-				longest = max(longest, gap)
-			}
-			if want := n / latencySample; drawnCount < want*85/100 || drawnCount > want*115/100 {
-				t.Errorf("drew %d of %d, want about %d", drawnCount, n, want)
-			}
-			if longest > 16*latencySample {
-				t.Errorf("%d calls in a row untimed", longest)
-			}
-		})
-	}
-}
-
-// TestHedgeSamplesOnTheWheel: on the timing wheel, the calls that answer
-// before the delay are timed one in latencySample, each counting for
-// latencySample: a count of calls that is no multiple of it could not
-// come out whole otherwise.
-func TestHedgeSamplesOnTheWheel(t *testing.T) {
-	// A delay of an hour, as learned as it is: on the wheel, and never
-	// reached by a call that answers at once, however busy the machine.
-	h := Hedge[int](WithHedgeQuantile(0.95, time.Hour, time.Hour)).(*hedge[int])
-	const calls = 330
-	for range calls {
-		if _, err := h.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := h.lat.hist[0].count.Load() + h.lat.hist[1].count.Load()
-	if got%latencySample != 0 {
-		t.Fatalf("weight recorded for %d calls = %d, want a multiple of %d", calls, got, latencySample)
 	}
 }

@@ -179,10 +179,7 @@ func (s *hedgeState[T]) join(v T, err error) (T, error) {
 		c()
 	}
 	if pe != nil {
-		if pe.Value == errGoexit {
-			return v, pe
-		}
-		panic(pe.Value)
+		repanic(pe)
 	}
 	return v, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"time"
 )
@@ -124,6 +125,16 @@ func newPanicError(v any) *PanicError {
 
 // errGoexit stands for the value of a "panic" that was really runtime.Goexit.
 var errGoexit = errors.New("resilience: fn called runtime.Goexit")
+
+// repanic makes a panic or a runtime.Goexit of fn's, caught in another
+// goroutine, happen again in the caller's (see the package doc's Panics
+// section).
+func repanic(pe *PanicError) {
+	if pe.Value == errGoexit {
+		runtime.Goexit()
+	}
+	panic(pe.Value)
+}
 
 // Error reports the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("resilience: panic: %v", e.Value) }

@@ -11,43 +11,28 @@ import (
 // Timeout returns a policy that gives fn at most d to return.
 //
 // By default the policy returns at the deadline even when fn ignores its
-// context: fn runs in a goroutine other than the caller's (a parked worker
-// reused from call to call, so a stack grown once stays grown), and when the deadline passes
-// first, Execute returns an error matching [ErrTimeout] (and
-// context.DeadlineExceeded) while fn goes on until it returns, its result
-// dropped. Nothing is left behind once fn returns. [WithTimeoutCooperative] runs fn
-// in the caller's goroutine instead, which is cheaper, and relies on fn
-// returning when its context ends.
+// context: fn runs on a goroutine other than the caller's (a parked worker,
+// reused from call to call), and when the deadline passes first, Execute
+// returns an error matching [ErrTimeout] (and context.DeadlineExceeded)
+// while fn goes on until it returns, its result dropped. Nothing is left
+// behind once fn returns. [WithTimeoutCooperative] runs fn in the caller's
+// goroutine instead, which is cheaper, and relies on fn returning when its
+// context ends. When the caller's own context ends first, Execute returns
+// the caller's error, not ErrTimeout.
 //
-// The context fn receives carries the deadline, and ErrTimeout as its cause
-// (see [context.Cause]). On the real clock it is the package's own deadline
-// context, cheaper than context.WithTimeout: one allocation, and a slot on a
-// timing wheel shared by every Timeout only once something waits for it. Its
-// resolution is a millisecond: the deadline is met up to a millisecond late.
-// Contexts fn derives from it with the context package attach without a
-// goroutine. The standard context serves instead for a d under 10ms or over
-// 24h, with an injected clock, and inside a testing/synctest bubble. When the caller's
-// own context ends first, Execute returns the caller's error, not ErrTimeout.
+// fn's context is the standard library's (context.WithDeadlineCause), or
+// one of the injected clock's: it carries the deadline, and ErrTimeout as
+// its cause (see [context.Cause]). Once Execute has returned, its error and
+// cause never change again.
 //
 // The deadline decides, in both modes: when fn's context ended before fn
 // returned, the outcome is an error (ErrTimeout, or the caller's error),
-// whatever fn returns, even a fn that noticed the deadline and returned a
-// result at once. A result that comes after the deadline goes to the
-// [WithDiscard] hook, if there is one, exactly once: in the default mode
-// from fn's goroutine, so the caller never waits for it; in the cooperative
-// mode, which waits for fn anyway, before Execute returns.
-//
-// A panic in fn reaches the caller's goroutine with its original value. A
-// panic in an abandoned fn, one that has outlived its deadline, reaches no
-// caller: it is dropped, after being reported to the observer as an
-// [EventLatePanic] if there is one. The events of an abandoned fn are
-// emitted in its goroutine, where a panic in the observer is dropped too
-// (see [Observer]).
-//
-// An observer given with [WithObserver] receives an [EventTimeout] (Wait is
-// d) when the deadline passes first, an [EventDiscarded] for each late
-// result handed to the discard hook, and an [EventCallEnded] for every call
-// if it asked for outcomes.
+// whatever fn returns. A result that comes after the deadline goes to the
+// [WithDiscard] hook, if there is one, exactly once. Panics and
+// runtime.Goexit follow the package's rule (see the package doc's Panics
+// section). An observer given with [WithObserver] receives [EventTimeout],
+// [EventDiscarded], [EventLatePanic] and, if it asked for outcomes,
+// [EventCallEnded].
 //
 // A d of 0 means no timeout: fn is called directly. Timeout panics if d is
 // negative; its Execute panics if fn is nil, as [Do] does.
@@ -83,13 +68,14 @@ func (f timeoutOptionFunc) applyTimeout(c *timeoutConfig) { f(c) }
 
 func (o Option) applyTimeout(c *timeoutConfig) { o.set(&c.common) }
 
-// WithTimeoutCooperative makes a [Timeout] run fn in the caller's goroutine and rely
-// on fn returning when its context ends. It costs little more than
+// WithTimeoutCooperative makes a [Timeout] run fn in the caller's goroutine
+// and rely on fn returning when its context ends. It costs little more than
 // context.WithTimeout, but a fn that ignores its context holds the caller
 // past the deadline. When fn returns an error after the deadline, the error
 // matches both ErrTimeout and fn's own error; when it returns a result
 // after the deadline, the outcome is ErrTimeout and the result goes to the
-// [WithDiscard] hook. By default a Timeout is not
+// [WithDiscard] hook; when the caller's context ended first, the outcome is
+// the caller's error, whatever fn returns. By default a Timeout is not
 // cooperative.
 func WithTimeoutCooperative() TimeoutOption {
 	return timeoutOptionFunc(func(c *timeoutConfig) { c.cooperative = true })
@@ -129,9 +115,27 @@ func (t *timeout[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, err
 	return t.race(ctx, next, fn)
 }
 
-// withDeadline derives fn's context from the configured clock.
-func (t *timeout[T]) withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+// withDeadline derives fn's context from the configured clock, with now
+// the time on the real clock when no clock is injected.
+func (t *timeout[T]) withDeadline(ctx context.Context, now time.Time) (context.Context, context.CancelFunc) {
+	if t.clock == nil {
+		return context.WithDeadlineCause(ctx, now.Add(t.d), ErrTimeout)
+	}
 	return t.withTimeout(ctx, t.d, ErrTimeout)
+}
+
+// begin reads the clock once for a call: the time its deadline counts
+// from on the real clock, and the time its duration counts from when the
+// observer asked for outcomes.
+func (t *timeout[T]) begin() (now, start time.Time) {
+	if t.clock == nil {
+		now = time.Now()
+		return now, now
+	}
+	if t.outcomes {
+		start = t.clock.Now()
+	}
+	return time.Now(), start
 }
 
 // expired is the outcome of a call whose context ended before fn returned:
@@ -144,28 +148,23 @@ func expired(parent context.Context) error {
 }
 
 func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
-	var start time.Time
-	if t.outcomes {
-		start = t.now()
-	}
-	var tctx context.Context
-	if dc := t.newDeadline(ctx); dc != nil {
-		defer dc.release()
-		tctx = dc
-	} else {
-		c, cancel := t.withDeadline(ctx)
-		defer cancel()
-		tctx = c
-	}
+	now, start := t.begin()
+	tctx, cancel := t.withDeadline(ctx, now)
+	defer cancel()
 	v, err = next(tctx, fn)
 	if tctx.Err() != nil {
 		// The context ended before fn returned: the outcome is an error
 		// whatever fn returned, and a result goes to the discard hook.
 		if err == nil {
 			t.discarded(tctx, v, false)
-			var zero T
-			v, err = zero, expired(ctx)
-		} else if ctx.Err() == nil {
+		}
+		var zero T
+		switch {
+		case ctx.Err() != nil:
+			v, err = zero, ctx.Err() // the caller's error, whatever fn returned
+		case err == nil:
+			v, err = zero, ErrTimeout
+		default:
 			err = &timeoutError{err: err}
 		}
 		if ctx.Err() == nil && t.observer != nil {
@@ -176,15 +175,6 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
 	}
 	return v, err
-}
-
-// newDeadline returns fn's context as a deadlineCtx, or nil where the
-// standard context must serve, an injected clock among them.
-func (t *timeout[T]) newDeadline(ctx context.Context) *deadlineCtx {
-	if t.clock != nil {
-		return nil
-	}
-	return newDeadline(ctx, t.d)
 }
 
 // discarded hands v, a result that came after the deadline, to the discard

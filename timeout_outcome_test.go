@@ -245,7 +245,6 @@ func TestTimeoutEventsAllocateNothing(t *testing.T) {
 			assert.Greater(t, seen.Load(), base, "no event seen")
 		}
 	}
-	resilience.StopIdleWorkers()
 }
 
 type outcomeObserver struct{ resilience.ObserverFunc }

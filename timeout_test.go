@@ -292,16 +292,6 @@ func TestTimeoutLatePanicWithoutHandler(t *testing.T) {
 	})
 }
 
-func TestTimeoutGoexit(t *testing.T) {
-	p := resilience.Timeout[int](time.Hour)
-	_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
-		runtimeGoexit()
-		return 0, nil
-	})
-	var pe *resilience.PanicError
-	require.ErrorAs(t, err, &pe, "fn that exits its goroutine gives a *PanicError")
-}
-
 func TestTimeoutBadOptions(t *testing.T) {
 	tests := []struct {
 		name string

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/faf87a20/resilience/internal/workers"
 )
 
 // A decision never keeps its caller past its deadline. With a client that
@@ -53,6 +55,13 @@ func (r *request) release() {
 	requests.Put(r)
 }
 
+// Run runs the script for r on a worker goroutine and hands the answer to
+// the caller.
+func (r *request) Run() {
+	r.d, r.err = r.l.run(&r.ctx, r.keys[:], r.args[:])
+	r.done <- struct{}{}
+}
+
 // honoursDeadlines reports whether the client bounds every wait of a
 // command by its context. Only a *redis.Client is known to: with
 // ContextTimeoutEnabled it sets its connections' deadlines from the
@@ -69,7 +78,8 @@ func honoursDeadlines(c Scripter) bool {
 // answer.
 func (l *Limiter) ask(ctx context.Context, key string, n int, maxWait int64) (decision, error) {
 	r := requests.Get().(*request)
-	deadline := time.Now().Add(l.timeout)
+	now := time.Now()
+	deadline := now.Add(l.timeout)
 	callers := false // whether the deadline is the caller's
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline, callers = d, true
@@ -101,7 +111,7 @@ func (l *Limiter) ask(ctx context.Context, key string, n int, maxWait int64) (de
 		}
 		return d, err
 	}
-	workers.start(r)
+	workers.Go(ctx, now, r)
 	select {
 	case <-r.done:
 		d, err := r.d, r.err
