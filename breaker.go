@@ -44,8 +44,7 @@ type Breaker struct {
 	base  time.Time // the start of the breaker's time line
 
 	view    atomic.Pointer[breakerView] // what the lock-free paths read
-	refused atomic.Int64
-	pending atomic.Bool // state changes wait in out
+	pending atomic.Bool                 // state changes wait in out
 
 	mu     sync.Mutex   // guards what follows; every change of state is made under it
 	m      machine      // the state machine the views publish
@@ -70,10 +69,14 @@ type breakerView struct {
 	done     func(error)  // shared by the calls Enter admits
 	failures atomic.Int64 // consecutive
 	ring     *countRing   // the count-based failure window, if any
+	bare     bool         // no window, no expiry: a success only resets failures
 
 	// open
-	err   *BreakerOpenError
-	ready atomic.Bool // real clock: the cool-down's timer has fired
+	err     *BreakerOpenError
+	ready   atomic.Bool // real clock: the cool-down's timer has fired
+	refusal error       // err, where enter may refuse with it at once
+
+	admits bool // closed, and calls are untimed: enter admits at once
 }
 
 // A ticket, the gate's record of an admitted call, holds the generation,
@@ -130,9 +133,14 @@ func (b *Breaker) publish(from BreakerState) {
 		if b.times != nil {
 			b.times.reset()
 		}
+		v.bare = v.ring == nil && b.times == nil && b.cfg.expiry == 0
+		v.admits = !b.timed
 		b.closed = v
 	case BreakerOpen:
 		v.err = &BreakerOpenError{until: m.until, isolated: m.isolated, cfg: &b.cfg}
+		if b.cfg.clock == nil && b.cfg.observer == nil {
+			v.refusal = v.err
+		}
 		if b.cfg.clock == nil && !m.isolated {
 			// On the real clock a timer marks the end of the cool-down, so
 			// that a refusal reads no clock.
@@ -167,14 +175,30 @@ func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
 	return func(err error) { b.exit(ctx, t, err) }, nil
 }
 
+// enter admits or refuses a call. The two common cases read the view and
+// nothing else: a closed breaker admitting an untimed call, and an open
+// one refusing on the real clock with no observer to tell.
 func (b *Breaker) enter(ctx context.Context) (uint64, error) {
+	v := b.view.Load()
+	if v.admits {
+		return v.ticket, nil
+	}
+	if v.refusal != nil && !v.ready.Load() {
+		return 0, v.refusal
+	}
+	return b.enterOther(ctx)
+}
+
+// enterOther is enter in any other case: a timed call, an open or a
+// half-open breaker. An open breaker on the real clock refuses without
+// reading the clock: its cool-down's timer says when it is over.
+func (b *Breaker) enterOther(ctx context.Context) (uint64, error) {
 	v := b.view.Load()
 	switch v.state {
 	case BreakerClosed:
 		return b.stamp(v.ticket), nil
 	case BreakerOpen:
 		if !v.ready.Load() && (b.cfg.clock == nil || !b.coolDownOver(v)) {
-			b.refused.Add(1)
 			if b.cfg.observer != nil {
 				b.reportRefusal(ctx, v.err)
 			}
@@ -241,7 +265,6 @@ func (b *Breaker) enterSlow(ctx context.Context) (uint64, error) {
 		return nil
 	})
 	if err != nil {
-		b.refused.Add(1)
 		if b.cfg.observer != nil {
 			b.reportRefusal(ctx, err)
 		}
@@ -277,10 +300,23 @@ func (b *Breaker) locked(ctx context.Context, f func() any) any {
 func (b *Breaker) exit(ctx context.Context, t uint64, err error) {
 	if err == nil && !b.timed {
 		if v := b.view.Load(); t == v.ticket && v.state == BreakerClosed {
+			if v.bare {
+				// No window to count in: a success only ends a run of
+				// consecutive failures.
+				if v.failures.Load() != 0 {
+					v.failures.Store(0)
+				}
+				return
+			}
 			b.closedSuccess(ctx, v)
 			return
 		}
 	}
+	b.exitOther(ctx, t, err)
+}
+
+// exitOther is exit for anything but a success in the closed state.
+func (b *Breaker) exitOther(ctx context.Context, t uint64, err error) {
 	var took time.Duration
 	if b.timed {
 		took = b.took(t)

@@ -76,3 +76,33 @@ func BenchmarkBreaker(b *testing.B) {
 		}
 	})
 }
+
+// floorPolicy is the least a Policy can cost: it calls fn, or refuses.
+type floorPolicy struct{ refuse error }
+
+func (p floorPolicy) Execute(ctx context.Context, fn resilience.Func[int]) (int, error) {
+	if p.refuse != nil {
+		return 0, p.refuse
+	}
+	return fn(ctx)
+}
+
+// BenchmarkPolicyFloor is the floor the Breaker rows stand beside: a call
+// through a Policy that calls fn, and one through a Policy that refuses.
+func BenchmarkPolicyFloor(b *testing.B) {
+	ctx := context.Background()
+	for _, bc := range []struct {
+		name string
+		p    resilience.Policy[int]
+	}{
+		{"call", floorPolicy{}},
+		{"refuse", floorPolicy{refuse: resilience.ErrBreakerOpen}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = bc.p.Execute(ctx, okFunc)
+			}
+		})
+	}
+}

@@ -56,7 +56,6 @@ type BreakerMetrics struct {
 	FailureRate         float64 // WindowFailures / WindowCalls, 0 without calls
 	Probes              int     // probes in flight, half-open
 	Trips               int     // times the breaker opened since it was made
-	Refused             int64   // calls refused since it was made
 }
 
 // Metrics returns a snapshot of the breaker's counts.
@@ -71,7 +70,6 @@ func (b *Breaker) Metrics() BreakerMetrics {
 		ConsecutiveFailures: int(b.closed.failures.Load()),
 		Probes:              b.m.probes,
 		Trips:               b.m.allTrips,
-		Refused:             b.refused.Load(),
 	}
 	switch {
 	case b.closed.ring != nil:

@@ -272,7 +272,6 @@ func TestBreakerManualControl(t *testing.T) {
 	m := b.Metrics()
 	assert.True(t, m.Isolated)
 	assert.Equal(t, 2, m.Trips)
-	assert.Equal(t, int64(1), m.Refused)
 	b.Reset()
 	ran, _ := outcome(b, nil)
 	assert.True(t, ran)
@@ -376,7 +375,6 @@ func TestBreakerStress(t *testing.T) {
 	assert.Equal(t, resilience.BreakerOpen, m.State)
 	assert.Equal(t, 1, m.Trips, "opened exactly once")
 	assert.Equal(t, int32(1), changes.Load())
-	assert.Equal(t, refused.Load(), m.Refused)
 	assert.LessOrEqual(t, ran.Load()-total/2, int64(3+goroutines-1), "failures let through: the threshold plus calls already admitted")
 	t.Logf("%d calls: %d ran, %d refused", total, ran.Load(), refused.Load())
 }
