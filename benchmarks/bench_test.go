@@ -45,6 +45,33 @@ func (f *flaky) call() (int, error) {
 func (f *flaky) callCtx(context.Context) (int, error) { return f.call() }
 func (f *flaky) run() error                           { _, err := f.call(); return err }
 
+// passPolicy is the floor of any policy in this library's shape: a
+// Policy whose Execute just calls fn. Retry and Breaker on a call that
+// succeeds are measured beside it.
+type passPolicy struct{}
+
+func (passPolicy) Execute(ctx context.Context, fn resilience.Func[int]) (int, error) { return fn(ctx) }
+
+// refusePolicy is the floor of a refusal in this library's shape: a Policy
+// whose Execute refuses at once, without calling fn. An open Breaker is
+// measured beside it.
+type refusePolicy struct{}
+
+var errRefused = errors.New("refused")
+
+func (refusePolicy) Execute(context.Context, resilience.Func[int]) (int, error) { return 0, errRefused }
+
+// policyFloor and refusalFloor return the floors as the library's
+// constructors return its policies, as a resilience.Policy made in a
+// function the compiler does not inline, so that a call of Execute goes
+// through the interface, as it does for the library's policies.
+//
+//go:noinline
+func policyFloor() resilience.Policy[int] { return passPolicy{} }
+
+//go:noinline
+func refusalFloor() resilience.Policy[int] { return refusePolicy{} }
+
 func BenchmarkBare(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		b.ReportAllocs()
@@ -65,6 +92,13 @@ func BenchmarkRetrySuccess(b *testing.B) {
 	ctx := context.Background()
 	b.Run("resilience", func(b *testing.B) {
 		p := resilience.Retry[int]()
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("policy-floor", func(b *testing.B) {
+		p := policyFloor()
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, workCtx)
@@ -97,6 +131,46 @@ func BenchmarkRetrySuccess(b *testing.B) {
 			_, _ = r.Do(work)
 		}
 	})
+}
+
+// BenchmarkRetrySuccessParallel is BenchmarkRetrySuccess under RunParallel
+// for the policy floor, failsafe-go and go-resiliency (the leanest peer),
+// each with one retrier shared by every goroutine.
+func BenchmarkRetrySuccessParallel(b *testing.B) {
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		call func() (int, error)
+	}{
+		{"resilience", func() func() (int, error) {
+			p := resilience.Retry[int]()
+			return func() (int, error) { return p.Execute(ctx, workCtx) }
+		}()},
+		{"policy-floor", func() func() (int, error) {
+			p := policyFloor()
+			return func() (int, error) { return p.Execute(ctx, workCtx) }
+		}()},
+		{"failsafe-go", func() func() (int, error) {
+			ex := failsafe.With[int](fsretry.NewWithDefaults[int]())
+			return func() (int, error) { return ex.Get(work) }
+		}()},
+		{"go-resiliency", func() func() (int, error) {
+			r := earetrier.New(earetrier.ConstantBackoff(2, 0), nil)
+			return func() (int, error) {
+				return 0, r.RunCtx(ctx, func(context.Context) error { _, err := work(); return err })
+			}
+		}()},
+	}
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_, _ = c.call()
+				}
+			})
+		})
+	}
 }
 
 func BenchmarkRetryFailFailSucceed(b *testing.B) {
@@ -151,6 +225,7 @@ func breakers() []struct {
 } {
 	ctx := context.Background()
 	ours := resilience.Guarded[int](resilience.NewBreaker())
+	floor := policyFloor()
 	gb := gobreaker.NewCircuitBreaker[int](gobreaker.Settings{})
 	fs := failsafe.With[int](fsbreaker.NewWithDefaults[int]())
 	ea := eabreaker.New(5, 1, 30*time.Second)
@@ -159,6 +234,7 @@ func breakers() []struct {
 		call func() (int, error)
 	}{
 		{"resilience", func() (int, error) { return ours.Execute(ctx, workCtx) }},
+		{"policy-floor", func() (int, error) { return floor.Execute(ctx, workCtx) }},
 		{"gobreaker", func() (int, error) { return gb.Execute(work) }},
 		{"failsafe-go", func() (int, error) { return fs.Get(work) }},
 		{"go-resiliency", func() (int, error) { return 0, ea.Run(func() error { _, err := work(); return err }) }},
@@ -196,6 +272,13 @@ func BenchmarkBreakerOpenRefusal(b *testing.B) {
 		br := resilience.NewBreaker()
 		br.Trip()
 		p := resilience.Guarded[int](br)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, workCtx)
+		}
+	})
+	b.Run("policy-refusal-floor", func(b *testing.B) {
+		p := refusalFloor()
 		b.ReportAllocs()
 		for b.Loop() {
 			_, _ = p.Execute(ctx, workCtx)
@@ -309,6 +392,12 @@ func BenchmarkTimeout(b *testing.B) {
 			<-answers
 		}
 	})
+	// The floor of the cooperative mode: the context alone, with the
+	// cause a timeout gives it.
+	b.Run("context.WithTimeoutCause", func(b *testing.B) { causeFloor(b, ctx, workCtx) })
+	// The floor of the default mode: that context, and the call handed to a
+	// parked goroutine with it.
+	b.Run("context.WithTimeoutCause+handoff", func(b *testing.B) { handoffFloor(b, ctx, workCtx) })
 	b.Run("resilience", func(b *testing.B) {
 		p := resilience.Timeout[int](time.Second)
 		b.ReportAllocs()
@@ -337,6 +426,52 @@ func BenchmarkTimeout(b *testing.B) {
 			_ = d.Run(func(<-chan struct{}) error { _, err := work(); return err })
 		}
 	})
+}
+
+// causeFloor measures the floor of a timeout that runs fn in the caller's
+// goroutine: a context made with context.WithTimeoutCause under parent,
+// fn called with it, and the context ended.
+func causeFloor(b *testing.B, parent context.Context, fn func(context.Context) (int, error)) {
+	b.ReportAllocs()
+	for b.Loop() {
+		tctx, cancel := context.WithTimeoutCause(parent, time.Second, resilience.ErrTimeout)
+		_, _ = fn(tctx)
+		cancel()
+	}
+}
+
+// handoffTask is a call handed to a parked goroutine, with its context and
+// the function that ends the context.
+type handoffTask struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	fn     func(context.Context) (int, error)
+}
+
+// handoffFloor measures the floor of any timeout that returns at the
+// deadline and reuses its goroutines: a context made with
+// context.WithTimeoutCause under parent, fn handed with it to a parked
+// goroutine, which runs fn and then ends the context, and the caller
+// waiting on the context's Done. A timeout must also decide who owns a
+// result when the deadline and fn's return race; the floor leaves that
+// out, as its deadline (a second) never comes.
+func handoffFloor(b *testing.B, parent context.Context, fn func(context.Context) (int, error)) {
+	tasks := make(chan handoffTask)
+	var v int // fn's result, written before its context ends
+	go func() {
+		for t := range tasks {
+			v, _ = t.fn(t.ctx)
+			t.cancel()
+		}
+	}()
+	defer close(tasks)
+	b.ReportAllocs()
+	for b.Loop() {
+		tctx, cancel := context.WithTimeoutCause(parent, time.Second, resilience.ErrTimeout)
+		tasks <- handoffTask{tctx, cancel, fn}
+		<-tctx.Done()
+		_ = v
+	}
 }
 
 // composed returns timeout+retry+breaker+bulkhead of each library.
