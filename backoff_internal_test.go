@@ -96,9 +96,10 @@ func TestBackoffTablesAreLazy(t *testing.T) {
 	for line := range strings.Lines(string(out)) {
 		if strings.HasPrefix(line, "init github.com/faf87a20/resilience ") {
 			// The line counts the test files' package variables too; none
-			// allocates, so any allocation is the package's own.
+			// allocates, so any allocation is the package's own, but for
+			// the coverage counters' registration under -cover.
 			t.Log(strings.TrimSpace(line))
-			if !strings.Contains(line, " 0 bytes, 0 allocs") {
+			if testing.CoverMode() == "" && !strings.Contains(line, " 0 bytes, 0 allocs") {
 				t.Errorf("importing the package allocates: %s", strings.TrimSpace(line))
 			}
 		}
