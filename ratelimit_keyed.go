@@ -200,7 +200,7 @@ func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, 
 		tat = b.tat
 	}
 	next, wait, ok = l.take(tat, t, int64(n)*l.interval, maxWait)
-	if !ok || (l.frozen && wait > 0) {
+	if !ok {
 		return 0, wait, rateLimitRefused, false // the caller tells why
 	}
 	if next == tat {
@@ -321,11 +321,7 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 	if err := ctx.Err(); err != nil || l.interval == 0 {
 		return err
 	}
-	budget := int64(limit)
-	if d, ok := ctx.Deadline(); ok {
-		budget = min(budget, int64(-l.since(d)))
-	}
-	next, wait, why, ok := l.book(key, l.nowNs(&l.common), n, budget)
+	next, wait, why, ok := l.book(key, l.nowNs(&l.common), n, l.budget(ctx, limit))
 	if !ok {
 		if why == rateLimitRefused {
 			why = l.reason(wait, n, limit)
