@@ -37,6 +37,13 @@ func TestConstructorsRefuseBadOptions(t *testing.T) {
 		{"NewBulkhead", func(o any) { resilience.NewBulkhead(1, asOption[resilience.BulkheadOption](o)) }},
 		{"NewBatcher", func(o any) { resilience.NewBatcher(batchFn, asOption[resilience.BatchOption](o)) }},
 		{"NewLoader", func(o any) { resilience.NewLoader(fetch, asOption[resilience.BatchOption](o)) }},
+		{"Retry", func(o any) { resilience.Retry[int](asOption[resilience.RetryOption](o)) }},
+		{"NewRateLimiter", func(o any) { resilience.NewRateLimiter(1, 1, asOption[resilience.RateLimitOption](o)) }},
+		{"NewKeyedRateLimiter", func(o any) {
+			resilience.NewKeyedRateLimiter[string](1, 1, asOption[resilience.KeyedRateLimitOption](o))
+		}},
+		{"NewRetryBudget", func(o any) { resilience.NewRetryBudget(0.1, 1, asOption[resilience.RetryBudgetOption](o)) }},
+		{"NewRetryThrottle", func(o any) { resilience.NewRetryThrottle(10, 0.1, asOption[resilience.RetryBudgetOption](o)) }},
 	}
 	for _, c := range ctors {
 		t.Run(c.name+"/zero Option", func(t *testing.T) {
@@ -51,6 +58,10 @@ func TestConstructorsRefuseBadOptions(t *testing.T) {
 			assert.NotPanics(t, func() { c.build(resilience.WithName("x")) })
 		})
 	}
+	// NewSlogObserver takes options of its own only, so no Option.
+	t.Run("NewSlogObserver/nil option", func(t *testing.T) {
+		assert.PanicsWithValue(t, "resilience: NewSlogObserver: option is nil", func() { resilience.NewSlogObserver(nil, nil) })
+	})
 }
 
 // asOption returns o as the option type O: a nil o gives a nil O.

@@ -194,9 +194,7 @@ func checkN(fn string, n int) {
 func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimiter {
 	var cfg rateLimitConfig
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewRateLimiter: option is nil")
-		}
+		checkOption("NewRateLimiter", o)
 		o.applyRateLimit(&cfg)
 	}
 	return &RateLimiter{gcra: newGCRA("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}

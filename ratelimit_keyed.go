@@ -66,9 +66,7 @@ type keyedBucket struct{ tat int64 }
 func NewKeyedRateLimiter[K comparable](rate float64, burst int, opts ...KeyedRateLimitOption) *KeyedRateLimiter[K] {
 	cfg := keyedRateLimitConfig{maxKeys: defaultMaxKeys}
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewKeyedRateLimiter: option is nil")
-		}
+		checkOption("NewKeyedRateLimiter", o)
 		o.applyKeyedRateLimit(&cfg)
 	}
 	l := &KeyedRateLimiter[K]{

@@ -45,9 +45,7 @@ import (
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {
-		if isNil(o) {
-			panic("resilience: Retry: option is " + nilName(o))
-		}
+		checkOption("Retry", o)
 		o.applyRetry(&cfg)
 	}
 	if cfg.backoff == nil {
