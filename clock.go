@@ -92,6 +92,17 @@ func (c *common) since(t time.Time) time.Duration {
 	return c.clock.Now().Sub(t)
 }
 
+// until returns the time from now until t on the configured clock. For a t
+// further away than the largest Duration it is the largest (or smallest)
+// Duration, as time.Time.Sub saturates; negating since(t) instead would
+// wrap the smallest Duration round to itself, a deadline long past.
+func (c *common) until(t time.Time) time.Duration {
+	if c.clock == nil {
+		return time.Until(t)
+	}
+	return t.Sub(c.clock.Now())
+}
+
 // sleep waits d, and reports false if ctx ended first.
 func (c *common) sleep(ctx context.Context, d time.Duration) bool {
 	if c.clock == nil {

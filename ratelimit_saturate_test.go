@@ -112,29 +112,6 @@ func withFarDeadline(l limiter) limiter {
 	return l
 }
 
-// TestRateLimiterWaitWithAFarDeadline waits for a token under a deadline
-// further ahead than the largest time.Duration: the token comes in a
-// second, well before it.
-func TestRateLimiterWaitWithAFarDeadline(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		ctx, cancel := context.WithDeadline(context.Background(), time.Now().AddDate(300, 0, 0))
-		defer cancel()
-		l := resilience.NewRateLimiter(1, 1)
-		keyed := resilience.NewKeyedRateLimiter[string](1, 1)
-		guarded := resilience.Guarded[int](resilience.NewRateLimiter(1, 1, resilience.WithRateLimitWait(time.Hour)))
-		start := time.Now()
-		require.NoError(t, l.Wait(ctx))
-		require.NoError(t, l.Wait(ctx))
-		require.NoError(t, keyed.Wait(ctx, "k"))
-		require.NoError(t, keyed.Wait(ctx, "k"))
-		_, err := guarded.Execute(ctx, okCall)
-		require.NoError(t, err)
-		_, err = guarded.Execute(ctx, okCall)
-		require.NoError(t, err)
-		assert.Equal(t, 3*time.Second, time.Since(start))
-	})
-}
-
 // TestRateLimiterLargestBurst: a burst of the largest int is counted
 // without overflow, by a RateLimiter and by a KeyedRateLimiter's key:
 // AllowN(1) is Allow(), and the whole burst taken at once leaves nothing.

@@ -159,19 +159,12 @@ func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) err
 }
 
 // budget returns the longest a call may wait for its tokens: limit, or
-// less when ctx's deadline comes sooner. A deadline further ahead than the
-// largest Duration leaves limit as it is: time.Time.Sub saturates, where
-// negating the time since the deadline would wrap.
+// less when ctx's deadline comes sooner.
 func (c *common) budget(ctx context.Context, limit time.Duration) int64 {
-	d, ok := ctx.Deadline()
-	if !ok {
-		return int64(limit)
+	if d, ok := ctx.Deadline(); ok {
+		return int64(min(limit, c.until(d)))
 	}
-	now := time.Now()
-	if c.clock != nil {
-		now = c.clock.Now()
-	}
-	return int64(min(limit, d.Sub(now)))
+	return int64(limit)
 }
 
 // sleepBooked waits the wait of a booking. If ctx ends first it calls
