@@ -16,9 +16,8 @@ import (
 // RetryAfter tells how long until the tokens asked for are there, as of the
 // refusal, so a [Retry] outside the limiter waits just that long (for a
 // refusal because they would come more than 36 years ahead, that time
-// too). It is 0,
-// no hint, when waiting would never help: more tokens were asked for than
-// the burst, or a rate of 0 has spent its burst.
+// too). It is 0, no hint, when waiting would never help: more tokens were
+// asked for than the burst, or a rate of 0 has spent its burst.
 type RateLimitError struct {
 	after    time.Duration
 	why      rateLimitReason
