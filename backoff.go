@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-	"reflect"
 	"time"
 )
 
@@ -36,8 +35,8 @@ func (f BackoffFunc) Delay(n int, prev time.Duration) (time.Duration, bool) {
 }
 
 // checkBackoff panics, naming fn, when b cannot make a single Delay call: a
-// nil interface, a nil pointer or function in one, or a KubernetesBackoff
-// whose fields have no meaning.
+// nil interface, a nil pointer, function or channel in one (see isNil), or
+// a KubernetesBackoff whose fields have no meaning.
 func checkBackoff(fn string, b Backoff) {
 	switch v := b.(type) {
 	case nil:
@@ -48,19 +47,12 @@ func checkBackoff(fn string, b Backoff) {
 		}
 		return
 	}
-	if nilRef(b) {
+	if isNil(b) {
 		panic(fmt.Sprintf("resilience: %s: backoff is a nil %T", fn, b))
 	}
 	if k, ok := b.(*KubernetesBackoff); ok {
 		checkBackoff(fn, *k)
 	}
-}
-
-// isNil reports whether x holds a nil pointer or a nil function: a typed
-// nil, which compares unequal to nil but fails on its first method call.
-func nilRef(x any) bool {
-	v := reflect.ValueOf(x)
-	return (v.Kind() == reflect.Pointer || v.Kind() == reflect.Func) && v.IsNil()
 }
 
 func checkDuration(fn, name string, d time.Duration) {

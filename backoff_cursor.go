@@ -25,7 +25,8 @@ type Cursor struct {
 }
 
 // NewCursor returns a cursor at the start of b. It panics if b is nil (a
-// nil interface, or a nil pointer or function in one) or an option is nil.
+// nil interface, or a nil pointer, function or channel in one) or an option
+// is nil.
 func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
 	checkBackoff("NewCursor", b)
 	c := &Cursor{b: b}
@@ -98,8 +99,8 @@ func (c *Cursor) Attempt() int {
 
 // Delays returns the waits of b in order, ending when b makes no further
 // retry; for a backoff that never ends, the loop must break by itself. It
-// panics if b is nil (a nil interface, or a nil pointer or function in
-// one).
+// panics if b is nil (a nil interface, or a nil pointer, function or
+// channel in one).
 //
 //	for d := range resilience.Delays(resilience.MaxRetries(resilience.Exponential(time.Second, 2), 5)) {
 //		…
@@ -129,8 +130,8 @@ func Delays(b Backoff) iter.Seq[time.Duration] {
 // [WithRepeatPanicHandler] is given: then the panic is recovered, handed to
 // the handler as a *[PanicError], and Repeat goes on with its schedule.
 //
-// It panics if ctx, b (a nil interface, or a nil pointer or function in
-// one), f or an option is nil.
+// It panics if ctx, b (a nil interface, or a nil pointer, function or
+// channel in one), f or an option is nil.
 func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ...RepeatOption) {
 	if ctx == nil {
 		panic("resilience: Repeat: ctx is nil")

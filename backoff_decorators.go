@@ -68,8 +68,8 @@ func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return &l 
 // as every backoff of this package does; HoldLast finds that retry the
 // first time b stops, by bisection, and remembers it. Combine HoldLast with
 // a context deadline or WithMaxElapsed to bound the whole. It is safe for
-// concurrent use. It panics if b is nil (a nil interface, or a nil pointer
-// or function in one).
+// concurrent use. It panics if b is nil (a nil interface, or a nil pointer,
+// function or channel in one).
 func HoldLast(b Backoff) Backoff {
 	checkBackoff("HoldLast", b)
 	return tabulate(&holdLast{b: b}, b)

@@ -19,14 +19,14 @@ type Rand interface {
 // UseRand returns a copy of b whose jitter draws from r, so that tests see
 // the same waits on every run. Every jittered layer of b made by this
 // package is changed; other Backoff implementations are kept as they are.
-// It panics if b or r is nil (a nil interface, or a nil pointer or function
-// in one).
+// It panics if b or r is nil (a nil interface, or a nil pointer, function
+// or channel in one).
 func UseRand(b Backoff, r Rand) Backoff {
 	checkBackoff("UseRand", b)
 	if r == nil {
 		panic("resilience: UseRand: rand is nil")
 	}
-	if nilRef(r) {
+	if isNil(r) {
 		panic(fmt.Sprintf("resilience: UseRand: rand is a nil %T", r))
 	}
 	return withRandOf(b, r)

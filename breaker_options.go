@@ -156,12 +156,11 @@ func WithBreakerCoolDown(d time.Duration) BreakerOption {
 // cool-down); when b stops, the last cool-down is kept, and a negative
 // delay counts as 0. If b panics, the breaker opens for the last cool-down
 // (the one of [WithBreakerCoolDown] on a first trip) and the panic goes on
-// up through the call that tripped it. It panics if b is nil or a nil
-// pointer or function.
+// up through the call that tripped it. It panics if b is nil (a nil
+// interface, or a nil pointer, function or channel in one) or a
+// [KubernetesBackoff] whose fields have no meaning.
 func WithBreakerCoolDownBackoff(b Backoff) BreakerOption {
-	if isNil(b) {
-		panic("resilience: WithBreakerCoolDownBackoff: backoff is " + nilName(b))
-	}
+	checkBackoff("WithBreakerCoolDownBackoff", b)
 	return breakerOptionFunc(func(c *breakerConfig) { c.growth = b })
 }
 

@@ -60,14 +60,16 @@ func nilName(v any) string {
 	return fmt.Sprintf("a nil %T", v)
 }
 
-// isNil reports whether v is nil or holds a nil pointer, map, func, slice,
-// channel or interface: a typed nil that would crash later.
+// isNil reports whether v is nil or holds a nil pointer, function or
+// channel: a typed nil whose first use would crash or block for ever. The
+// nil value of a slice or map type is not refused: its methods may well
+// work on it, as an empty [Schedule]'s do, or a user's list of observers.
 func isNil(v any) bool {
 	if v == nil {
 		return true
 	}
 	switch rv := reflect.ValueOf(v); rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Func, reflect.Slice, reflect.Chan, reflect.Interface:
+	case reflect.Pointer, reflect.Func, reflect.Chan:
 		return rv.IsNil()
 	}
 	return false
@@ -88,6 +90,17 @@ func (c *common) since(t time.Time) time.Duration {
 		return time.Since(t)
 	}
 	return c.clock.Now().Sub(t)
+}
+
+// until returns the time from now until t on the configured clock. For a t
+// further away than the largest Duration it is the largest (or smallest)
+// Duration, as time.Time.Sub saturates; negating since(t) instead would
+// wrap the smallest Duration round to itself, a deadline long past.
+func (c *common) until(t time.Time) time.Duration {
+	if c.clock == nil {
+		return time.Until(t)
+	}
+	return t.Sub(c.clock.Now())
 }
 
 // sleep waits d, and reports false if ctx ended first.

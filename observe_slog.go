@@ -68,9 +68,7 @@ var defaultSlogLevels = [len(eventKindNames)]slog.Level{
 func NewSlogObserver(logger *slog.Logger, opts ...SlogOption) *SlogObserver {
 	o := &SlogObserver{logger: logger, levels: defaultSlogLevels}
 	for _, opt := range opts {
-		if opt == nil {
-			panic("resilience: NewSlogObserver: option is nil")
-		}
+		checkOption("NewSlogObserver", opt)
 		opt.applySlog(o)
 	}
 	return o

@@ -1,7 +1,7 @@
 package resilience
 
 // checkOption panics if o, an option given to the constructor fn, is nil
-// (a nil interface, or a nil pointer or function in one) or the zero
+// (a nil interface, or a nil pointer, function or channel in one) or the zero
 // [Option], whose set function is nil: an Option{} written by hand rather
 // than made by [WithClock], [WithObserver] or [WithName]. Either would
 // otherwise crash later with a nil dereference that names nothing.

@@ -32,7 +32,11 @@ const RateUnlimited = math.MaxFloat64
 //
 // Special cases: a rate of 0 never refills, so the first burst tokens are
 // all there ever are; a burst of 0 admits nothing (at any rate but
-// [RateUnlimited]); RateUnlimited admits everything.
+// [RateUnlimited]); RateUnlimited admits everything. Tokens booked ahead
+// (ReserveN, WaitN) may come at most 2^60 ns, about 36 years, from now: a
+// booking further ahead, which only bookings far beyond the rate bring
+// about, is refused (see [RateLimitError]), never counted in a time that
+// would overflow.
 //
 // Time is counted in whole nanoseconds: the interval between two tokens,
 // 1/rate, is rounded to the nearest nanosecond (3 a second is one token
@@ -81,11 +85,13 @@ type gcra struct {
 }
 
 const (
-	// maxRefill bounds the time a bucket takes to fill (36 years), and
-	// maxSpan the times the limiter counts in (73 years either side of its
-	// creation), so that no sum of them overflows.
+	// maxRefill bounds the time a bucket takes to fill (36 years), maxSpan
+	// the times the limiter counts in (73 years either side of its
+	// creation), and maxAhead how far ahead of now booked tokens may come
+	// (2^60 ns, 36 years): so no sum of them overflows.
 	maxRefill = 1 << 60
 	maxSpan   = 1 << 61
+	maxAhead  = 1 << 60
 )
 
 // newGCRA checks rate and burst for the constructor fn and returns their
@@ -128,11 +134,20 @@ func (g *gcra) nowNs(c *common) int64 {
 
 // take moves tat to make room for cost at t. It returns tat's new value
 // and how long from t until the tokens are there (≤ 0: now); ok is false,
-// and tat unchanged, when that is more than maxWait.
+// and tat unchanged, when that is more than maxWait, more than maxAhead, or
+// more than 0 at a rate of 0, which never brings them.
+//
+// Nothing overflows: t is within ±maxSpan, tat never runs more than tau +
+// maxAhead past the latest t, and cost is at most tau, which is at most
+// maxRefill but for a rate of 0 (t is then 0 and tat at most tau) and no
+// limit (cost is then 0).
 func (g *gcra) take(tat, t, cost, maxWait int64) (next, wait int64, ok bool) {
-	next = max(tat, t) + cost
-	wait = next - t - g.tau
-	return next, wait, wait <= maxWait
+	from := max(tat, t)
+	wait = from - t - g.tau + cost // in this order: cost ≤ tau
+	if wait > maxWait || wait > maxAhead || (g.frozen && wait > 0) {
+		return tat, wait, false
+	}
+	return from + cost, wait, true
 }
 
 // never reports whether n tokens can never be had: more than the burst,
@@ -179,9 +194,7 @@ func checkN(fn string, n int) {
 func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimiter {
 	var cfg rateLimitConfig
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewRateLimiter: option is nil")
-		}
+		checkOption("NewRateLimiter", o)
 		o.applyRateLimit(&cfg)
 	}
 	return &RateLimiter{gcra: newGCRA("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}
@@ -237,10 +250,10 @@ func (l *RateLimiter) Allow() bool {
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next := max(tat, t) + l.interval
-		if next-t > l.tau {
+		next, wait, ok := l.take(tat, t, l.interval, 0)
+		if !ok {
 			if l.observer != nil {
-				l.refusedEvent(context.Background(), ErrRateLimited, next-t-l.tau, 1)
+				l.refusedEvent(context.Background(), ErrRateLimited, wait, 1)
 			}
 			return false
 		}
@@ -252,15 +265,23 @@ func (l *RateLimiter) Allow() bool {
 
 // AllowN takes n tokens if they are all there, and reports whether it did.
 // It never waits, and is false when n is more than the burst (unless the
-// rate is [RateUnlimited]). AllowN(0) takes nothing and is always true. It
-// panics if n is negative.
+// rate is [RateUnlimited]). AllowN(0) takes nothing and is true, unless
+// reservations have left fewer than 0 tokens, as in x/time/rate. It panics
+// if n is negative.
 func (l *RateLimiter) AllowN(n int) bool {
 	checkN("RateLimiter.AllowN", n)
+	if int64(n) > l.maxN {
+		if l.observer != nil {
+			l.refusedEvent(context.Background(), ErrRateLimited, 0, int64(n))
+		}
+		return false
+	}
+	cost := int64(n) * l.interval // at most tau
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next, wait, ok := l.take(tat, t, int64(min(n, l.burst+1))*l.interval, 0)
-		if !ok || int64(n) > l.maxN {
+		next, wait, ok := l.take(tat, t, cost, 0)
+		if !ok {
 			if l.observer != nil {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, int64(n))
 			}

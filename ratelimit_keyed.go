@@ -66,9 +66,7 @@ type keyedBucket struct{ tat int64 }
 func NewKeyedRateLimiter[K comparable](rate float64, burst int, opts ...KeyedRateLimitOption) *KeyedRateLimiter[K] {
 	cfg := keyedRateLimitConfig{maxKeys: defaultMaxKeys}
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: NewKeyedRateLimiter: option is nil")
-		}
+		checkOption("NewKeyedRateLimiter", o)
 		o.applyKeyedRateLimit(&cfg)
 	}
 	l := &KeyedRateLimiter[K]{
@@ -108,10 +106,11 @@ func (f rateLimitOptionFunc) applyKeyedRateLimit(c *keyedRateLimitConfig) { f(&c
 func (o Option) applyKeyedRateLimit(c *keyedRateLimitConfig) { o.set(&c.common) }
 
 // WithRateLimitMaxKeys bounds the number of keys a [KeyedRateLimiter]
-// holds at once. The default is 1,048,576 (about 100 MB with short string
-// keys). Size it above the number of keys that can be active within one
-// refill time (burst/rate): past it, calls for new keys are refused. It
-// panics if n is less than 1.
+// holds at once: exactly, however many calls for new keys come together.
+// The default is 1,048,576 (about 100 MB with short string keys). Size it
+// above the number of keys that can be active within one refill time
+// (burst/rate): past it, calls for new keys are refused. It panics if n is
+// less than 1.
 func WithRateLimitMaxKeys(n int) KeyedRateLimitOption {
 	if n < 1 {
 		panic(fmt.Sprintf("resilience: WithRateLimitMaxKeys: n must be at least 1, got %d", n))
@@ -125,7 +124,8 @@ func (l *KeyedRateLimiter[K]) Rate() float64 { return l.rate() }
 // Burst returns the most tokens each key's bucket holds.
 func (l *KeyedRateLimiter[K]) Burst() int { return l.burst }
 
-// Len returns the number of keys the limiter holds now.
+// Len returns the number of keys the limiter holds now, never more than
+// [WithRateLimitMaxKeys] allows.
 func (l *KeyedRateLimiter[K]) Len() int { return int(l.keys.Load()) }
 
 // Tokens returns the number of tokens in key's bucket now, as
@@ -200,7 +200,7 @@ func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, 
 		tat = b.tat
 	}
 	next, wait, ok = l.take(tat, t, int64(n)*l.interval, maxWait)
-	if !ok || (l.frozen && wait > 0) {
+	if !ok {
 		return 0, wait, rateLimitRefused, false // the caller tells why
 	}
 	if next == tat {
@@ -236,27 +236,43 @@ func (l *KeyedRateLimiter[K]) add(s *keyedShard[K], key K, t int64) (*keyedBucke
 	if t >= s.sweepAt {
 		l.sweep(s, t)
 	}
-	if l.keys.Load() >= l.maxKeys {
+	if !l.reserveKey() {
 		if hint := l.makeRoom(s, t); hint >= 0 {
 			return nil, hint
 		}
 	}
 	b := &keyedBucket{}
 	s.buckets[key] = b
-	l.keys.Add(1)
 	return b, 0
 }
 
+// reserveKey counts one more key if the table may hold it, and reports
+// whether it did. A key is counted before it goes into its part of the
+// table, under that part's lock alone: new keys coming together to
+// different parts cannot all see the last free place and take it.
+func (l *KeyedRateLimiter[K]) reserveKey() bool {
+	for {
+		n := l.keys.Load()
+		if n >= l.maxKeys {
+			return false
+		}
+		if l.keys.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
 // makeRoom drops the keys of full buckets from every part of the table it
-// can lock at once, s's lock being held. It returns -1 if there is room
-// now, or else how long until a key can be dropped (0: no hint).
+// can lock at once, s's lock being held. It returns -1 if it found room and
+// counted a key in it (see reserveKey), or else how long until a key can be
+// dropped (0: no hint).
 func (l *KeyedRateLimiter[K]) makeRoom(s *keyedShard[K], t int64) int64 {
 	if s.minTat.Load() <= t {
 		l.sweep(s, t)
 	}
 	earliest := int64(math.MaxInt64)
 	for i := range l.shards {
-		if l.keys.Load() < l.maxKeys {
+		if l.reserveKey() {
 			return -1
 		}
 		o := &l.shards[i]
@@ -269,7 +285,7 @@ func (l *KeyedRateLimiter[K]) makeRoom(s *keyedShard[K], t int64) int64 {
 			o.mu.Unlock()
 		}
 	}
-	if l.keys.Load() < l.maxKeys {
+	if l.reserveKey() {
 		return -1
 	}
 	if earliest == math.MaxInt64 {
@@ -321,11 +337,7 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 	if err := ctx.Err(); err != nil || l.interval == 0 {
 		return err
 	}
-	budget := int64(limit)
-	if d, ok := ctx.Deadline(); ok {
-		budget = min(budget, int64(-l.since(d)))
-	}
-	next, wait, why, ok := l.book(key, l.nowNs(&l.common), n, budget)
+	next, wait, why, ok := l.book(key, l.nowNs(&l.common), n, l.budget(ctx, limit))
 	if !ok {
 		if why == rateLimitRefused {
 			why = l.reason(wait, n, limit)

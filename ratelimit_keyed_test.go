@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -95,6 +97,39 @@ func TestKeyedRateLimiterMaxKeys(t *testing.T) {
 	assert.True(t, l.Allow("carol"))
 	assert.Equal(t, 2, l.Len(), "alice made room")
 	assert.Equal(t, 1.0, l.Tokens("alice"))
+}
+
+// TestKeyedRateLimiterMaxKeysUnderContention: new keys that come together,
+// from many goroutines and to every part of the table at once, never make
+// the table hold more keys than WithRateLimitMaxKeys allows, nor admit
+// more new keys. The clock stands still, so no key can be forgotten: each
+// round admits exactly that many.
+func TestKeyedRateLimiterMaxKeysUnderContention(t *testing.T) {
+	const maxKeys, goroutines, keysEach, rounds = 8, 64, 4, 50
+	for round := range rounds {
+		l := resilience.NewKeyedRateLimiter[int](1, 1, resilience.WithClock(newManualClock()), resilience.WithRateLimitMaxKeys(maxKeys))
+		var admitted, most atomic.Int64
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for g := range goroutines {
+			wg.Go(func() {
+				<-start
+				for k := range keysEach {
+					if l.Allow(g*keysEach + k) {
+						admitted.Add(1)
+					}
+					n := int64(l.Len())
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.LessOrEqual(t, most.Load(), int64(maxKeys), "round %d: most keys held at once", round)
+		require.Equal(t, int64(maxKeys), admitted.Load(), "round %d: new keys admitted", round)
+		require.Equal(t, maxKeys, l.Len(), "round %d: keys held at the end", round)
+	}
 }
 
 type userKey struct{}

@@ -14,9 +14,10 @@ import (
 // matches context.DeadlineExceeded too.
 //
 // RetryAfter tells how long until the tokens asked for are there, as of the
-// refusal, so a [Retry] outside the limiter waits just that long. It is 0,
-// no hint, when waiting would never help: more tokens were asked for than
-// the burst, or a rate of 0 has spent its burst.
+// refusal, so a [Retry] outside the limiter waits just that long (for a
+// refusal because they would come more than 36 years ahead, that time
+// too). It is 0, no hint, when waiting would never help: more tokens were
+// asked for than the burst, or a rate of 0 has spent its burst.
 type RateLimitError struct {
 	after    time.Duration
 	why      rateLimitReason
@@ -31,6 +32,7 @@ const (
 	rateLimitTooMany                         // n is more than the burst
 	rateLimitSpent                           // a rate of 0 has no tokens left
 	rateLimitKeys                            // a keyed limiter holds as many keys as it may
+	rateLimitFar                             // the tokens would come more than maxAhead from now
 )
 
 // Error describes the refusal: "resilience: rate limited", followed by a
@@ -46,6 +48,8 @@ func (e *RateLimitError) Error() string {
 		return prefix + ": a rate of 0 has no tokens left"
 	case rateLimitKeys:
 		return prefix + ": the limiter holds as many keys as it may"
+	case rateLimitFar:
+		return prefix + ": the tokens would come more than 36 years from now"
 	}
 	return prefix
 }
@@ -70,6 +74,8 @@ func (g *gcra) reason(wait int64, n int, limit time.Duration) rateLimitReason {
 		return rateLimitSpent
 	case wait > int64(limit):
 		return rateLimitRefused
+	case wait > maxAhead:
+		return rateLimitFar
 	}
 	return rateLimitDeadline
 }
@@ -110,9 +116,10 @@ func (l *RateLimiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 // back, unless later callers have counted on them); and at once, without
 // waiting, a [*RateLimitError] when the tokens would come after ctx's
 // deadline (it matches context.DeadlineExceeded as well as
-// [ErrRateLimited]) or can never be had: n is more than the burst, or a
-// rate of 0 has spent it. [WithRateLimitWait] does not bound it. It panics
-// if n is negative.
+// [ErrRateLimited]), would come more than 2^60 ns (about 36 years) from
+// now, which only bookings far beyond the rate can bring about, or can
+// never be had: n is more than the burst, or a rate of 0 has spent it.
+// [WithRateLimitWait] does not bound it. It panics if n is negative.
 //
 // While it waits, it reports an [EventWaitStarted] and an [EventWaitEnded]
 // to the observer.
@@ -132,14 +139,11 @@ func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) err
 	}
 	cost := int64(n) * l.interval
 	t := l.nowNs(&l.common)
-	budget := int64(limit)
-	if d, ok := ctx.Deadline(); ok {
-		budget = min(budget, int64(-l.since(d)))
-	}
+	budget := l.budget(ctx, limit)
 	for {
 		tat := l.tat.Load()
 		next, wait, ok := l.take(tat, t, cost, budget)
-		if !ok || (l.frozen && wait > 0) {
+		if !ok {
 			return l.observeRefusal(ctx, l.refusal(wait, n, limit))
 		}
 		if next == tat || l.tat.CompareAndSwap(tat, next) {
@@ -151,6 +155,15 @@ func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) err
 			return l.sleepBooked(ctx, wait, func() { l.tat.CompareAndSwap(next, next-cost) })
 		}
 	}
+}
+
+// budget returns the longest a call may wait for its tokens: limit, or
+// less when ctx's deadline comes sooner.
+func (c *common) budget(ctx context.Context, limit time.Duration) int64 {
+	if d, ok := ctx.Deadline(); ok {
+		return int64(min(limit, c.until(d)))
+	}
+	return int64(limit)
 }
 
 // sleepBooked waits the wait of a booking. If ctx ends first it calls
@@ -191,9 +204,9 @@ func (l *RateLimiter) enter(ctx context.Context) (uint64, error) {
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next := max(tat, t) + l.interval
-		if next-t > l.tau {
-			return l.enterSlow(ctx, next-t-l.tau)
+		next, wait, ok := l.take(tat, t, l.interval, 0)
+		if !ok {
+			return l.enterSlow(ctx, wait)
 		}
 		if l.tat.CompareAndSwap(tat, next) {
 			return l.admitted(l.epoch), nil
@@ -251,9 +264,11 @@ func (l *RateLimiter) Reserve() *Reservation { return l.ReserveN(1) }
 // ReserveN books n tokens for the caller, who may use them once the
 // reservation's Delay has passed, or give them back with Cancel. It never
 // waits and, unlike AllowN, books the tokens however far in the future
-// they come; it reports nothing to the observer. The reservation is not OK
-// when the tokens can never be had: n is more than the burst, or a rate of
-// 0 has spent it. It panics if n is negative.
+// they come, up to 2^60 ns (about 36 years) from now; it reports nothing
+// to the observer. The reservation is not OK when the tokens can never be
+// had (n is more than the burst, or a rate of 0 has spent it), or would
+// come later than that: bookings far beyond the rate are refused rather
+// than counted in times that overflow. It panics if n is negative.
 func (l *RateLimiter) ReserveN(n int) *Reservation {
 	checkN("RateLimiter.ReserveN", n)
 	r := &Reservation{l: l}
@@ -264,8 +279,8 @@ func (l *RateLimiter) ReserveN(n int) *Reservation {
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next, wait, _ := l.take(tat, t, cost, math.MaxInt64)
-		if l.frozen && wait > 0 {
+		next, wait, ok := l.take(tat, t, cost, math.MaxInt64)
+		if !ok {
 			return r
 		}
 		if next == tat || l.tat.CompareAndSwap(tat, next) {

@@ -45,9 +45,7 @@ import (
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {
-		if isNil(o) {
-			panic("resilience: Retry: option is " + nilName(o))
-		}
+		checkOption("Retry", o)
 		o.applyRetry(&cfg)
 	}
 	if cfg.backoff == nil {
@@ -161,11 +159,11 @@ func WithAttempts(n int) RetryOption {
 // WithBackoff sets the waits between attempts; a backoff that reports no
 // further retry ends the retries as if the attempts had run out. The
 // default is full jitter over waits from 100ms, doubling, capped at 10s.
-// It panics if b is nil.
+// It panics if b is nil (a nil interface, or a nil pointer, function or
+// channel in one) or a [KubernetesBackoff] whose fields have no meaning;
+// an empty [Schedule] is accepted and makes no retry.
 func WithBackoff(b Backoff) RetryOption {
-	if isNil(b) {
-		panic("resilience: WithBackoff: backoff is " + nilName(b))
-	}
+	checkBackoff("WithBackoff", b)
 	return retryOptionFunc(func(c *retryConfig) { c.backoff = b })
 }
 

@@ -172,9 +172,7 @@ type budgetConfig struct {
 
 func (c *budgetConfig) apply(fn string, opts []RetryBudgetOption) {
 	for _, o := range opts {
-		if o == nil {
-			panic("resilience: " + fn + ": option is nil")
-		}
+		checkOption(fn, o)
 		o.applyBudget(c)
 	}
 }

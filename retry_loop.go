@@ -222,7 +222,7 @@ func (r *retry[T]) fits(ctx context.Context, start time.Time, wait time.Duration
 	if r.maxElapsed > 0 && wait > r.maxElapsed-max(r.since(start), 0) {
 		return false
 	}
-	if deadline, ok := ctx.Deadline(); ok && wait > 0 && -r.since(deadline) < wait {
+	if deadline, ok := ctx.Deadline(); ok && wait > 0 && r.until(deadline) < wait {
 		// The wait would end past the caller's deadline: give up now
 		// rather than sleep into it.
 		return false
