@@ -27,8 +27,12 @@ type Clock interface {
 	WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc)
 }
 
-// Option is an option every constructor of the package accepts:
-// [WithClock], [WithObserver] and [WithName].
+// Option is an option that [Timeout], [Retry], [Hedge], [Fallback],
+// [NewBreaker], [NewBulkhead], [NewRateLimiter], [NewKeyedRateLimiter],
+// [NewBatcher], [NewLoader], [NewRetryBudget], [NewRetryThrottle],
+// [NewCursor] and [Repeat] all accept: [WithClock], [WithObserver] and
+// [WithName]. [NewSlogObserver] accepts none: an observer is not itself
+// observed.
 type Option struct{ set func(*common) }
 
 // common is the configuration every constructor shares; each component's

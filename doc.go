@@ -98,9 +98,11 @@
 //
 // # Testing
 //
-// Every wait and every reading of the time goes through a
-// github.com/benbjohnson/clock Clock. Pass [WithClock] with a *clock.Mock to
-// any policy, guard or batcher and move time with the mock's Add. Code where
+// Every wait and every reading of the time goes through the package's own
+// [Clock] interface, which a *clock.Mock of github.com/benbjohnson/clock
+// satisfies as it is; the package imports nothing but the standard library.
+// Pass [WithClock] with a *clock.Mock to any policy, guard or batcher and
+// move time with the mock's Add. Code where
 // goroutines meet real timers can instead run in a testing/synctest bubble,
 // where the real clock is fake.
 package resilience

@@ -54,6 +54,12 @@ func TestUnaryRetry(t *testing.T) {
 			wantCode: codes.Unavailable, wantCalls: 1},
 		{name: "pushback past the deadline: gives up at once", script: []step{{code: codes.Unavailable, pushback: "5000"}, {}},
 			deadline: time.Minute / 30, wantCode: codes.Unavailable, wantCalls: 1, waits: []time.Duration{}, exhausted: true},
+		// The largest pushback a server sends, and any past it that still
+		// parses as an int64, saturate to the largest wait.
+		{name: "the largest pushback: the largest wait", script: []step{{code: codes.Unavailable, pushback: "9223372036854"}, {}},
+			wantCode: codes.OK, wantCalls: 2, waits: []time.Duration{9223372036854 * time.Millisecond}},
+		{name: "a pushback past a Duration saturates", script: []step{{code: codes.Unavailable, pushback: "9223372036854775807"}, {}},
+			wantCode: codes.OK, wantCalls: 2, waits: []time.Duration{9223372036854 * time.Millisecond}},
 		{name: "pushback overrides a fixed backoff", script: []step{{code: codes.Unavailable, pushback: "20"}, unavailable, {}},
 			opts:     []resiliencegrpc.ClientOption{resiliencegrpc.WithBackoff(resilience.Constant(time.Second))},
 			wantCode: codes.OK, wantCalls: 3, waits: []time.Duration{20 * time.Millisecond, time.Second}},

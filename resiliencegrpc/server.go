@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -70,7 +71,9 @@ func newServerConfig(opts []ServerOption) serverConfig {
 // RESOURCE_EXHAUSTED) with the guard's retry hint, rounded up to whole
 // milliseconds, as the grpc-retry-pushback-ms trailer, so that this
 // package's client and grpc-go's built-in retry both wait as long as the
-// guard asks. A caller's context that ended while it waited for a guard
+// guard asks. The pushback is at most 9223372036854, the milliseconds a
+// time.Duration holds, which the largest hint (an isolated breaker's)
+// gives. A caller's context that ended while it waited for a guard
 // gives CANCELED or DEADLINE_EXCEEDED. A panic in the handler frees what
 // the guards hold, then goes on. It panics if an option is invalid.
 func UnaryServerInterceptor(opts ...ServerOption) grpc.UnaryServerInterceptor {
@@ -135,8 +138,25 @@ func (cfg *serverConfig) refusal(ctx context.Context, err error, setTrailer func
 		return status.FromContextError(err).Err()
 	}
 	if d, ok := resilience.RetryAfter(err); ok {
-		ms := (d + time.Millisecond - 1) / time.Millisecond
-		setTrailer(metadata.Pairs(PushbackKey, strconv.FormatInt(int64(ms), 10)))
+		setTrailer(metadata.Pairs(PushbackKey, strconv.FormatInt(millisUp(d), 10)))
 	}
 	return status.Error(cfg.code, err.Error())
 }
+
+// millisUp returns d, which is positive, in whole milliseconds rounded up,
+// at most maxPushback. It divides before rounding: adding a millisecond's
+// margin first wraps the largest hint (an isolated breaker's,
+// math.MaxInt64) to a negative pushback, which gRFC A6 clients read as "do
+// not retry". The cap keeps grpc-go, which multiplies the pushback by
+// time.Millisecond, from overflowing into a retry at once.
+func millisUp(d time.Duration) int64 {
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond != 0 && ms < maxPushback {
+		ms++
+	}
+	return ms
+}
+
+// maxPushback is the largest number of whole milliseconds in a
+// time.Duration.
+const maxPushback = int64(math.MaxInt64 / time.Millisecond)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +35,8 @@ func TestServerRefusals(t *testing.T) {
 	mock := clock.NewMock()
 	open := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerCoolDown(2*time.Second))
 	open.Trip()
+	isolated := resilience.NewBreaker(resilience.WithClock(mock))
+	isolated.Isolate()
 	full := resilience.NewBulkhead(1)
 	require.NoError(t, full.Acquire(context.Background()))
 	defer full.Release()
@@ -49,6 +52,13 @@ func TestServerRefusals(t *testing.T) {
 		{name: "UNAVAILABLE when configured",
 			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(open), resiliencegrpc.WithRefusalCode(codes.Unavailable)},
 			wantCode: codes.Unavailable, wantPushback: pushbackOf(open)},
+		// The largest hint, an isolated breaker's, gives the largest
+		// number of milliseconds a time.Duration holds: never a negative
+		// pushback (gRFC A6: "do not retry"), and never one that grpc-go,
+		// which multiplies it by time.Millisecond, overflows.
+		{name: "isolated breaker: the largest pushback",
+			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(isolated)},
+			wantCode: codes.ResourceExhausted, wantPushback: "9223372036854"},
 		{name: "full bulkhead: no hint, no pushback",
 			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(full)},
 			wantCode: codes.ResourceExhausted},
@@ -99,6 +109,42 @@ func TestServerPushbackHonoured(t *testing.T) {
 		assert.Equal(t, codes.ResourceExhausted, status.Code(err))
 		want, _ := strconv.Atoi(pushbackOf(b))
 		assert.Equal(t, []time.Duration{time.Duration(want) * time.Millisecond}, clk.recorded())
+	})
+	t.Run("the largest pushback: this package's client waits", func(t *testing.T) {
+		b := resilience.NewBreaker()
+		b.Isolate()
+		clk := newRecordingClock()
+		cc := serve(t, &scripted{script: []step{{}}},
+			[]grpc.ServerOption{grpc.UnaryInterceptor(resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(b)))},
+			grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClock(clk),
+				resiliencegrpc.WithCodes(codes.ResourceExhausted), resiliencegrpc.WithAttempts(2))))
+		_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq)
+		assert.Equal(t, codes.ResourceExhausted, status.Code(err))
+		assert.Equal(t, []time.Duration{9223372036854 * time.Millisecond}, clk.recorded(), "a wait, not a refusal to retry")
+	})
+	t.Run("the largest pushback: grpc-go's built-in retry waits", func(t *testing.T) {
+		// grpc-go reads a negative pushback as "do not retry" and would
+		// answer RESOURCE_EXHAUSTED at once, and one that overflows when
+		// made a Duration as "retry at once" and would try three times.
+		// The largest pushback makes it wait until the call's deadline.
+		b := resilience.NewBreaker()
+		b.Isolate()
+		config := `{"methodConfig": [{"name": [{"service": "grpc.health.v1.Health"}], "retryPolicy": {
+			"maxAttempts": 3, "initialBackoff": "0.001s", "maxBackoff": "0.001s", "backoffMultiplier": 1,
+			"retryableStatusCodes": ["RESOURCE_EXHAUSTED"]}}]}`
+		var attempts atomic.Int64
+		count := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			attempts.Add(1)
+			return h(ctx, req)
+		}
+		cc := serve(t, &scripted{script: []step{{}}},
+			[]grpc.ServerOption{grpc.ChainUnaryInterceptor(count, resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(b)))},
+			grpc.WithDefaultServiceConfig(config))
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err := healthpb.NewHealthClient(cc).Check(ctx, checkReq)
+		assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+		assert.Equal(t, int64(1), attempts.Load())
 	})
 	t.Run("grpc-go's built-in retry", func(t *testing.T) {
 		// Refuses the first call with a pushback of 30ms, then admits.

@@ -40,7 +40,7 @@ func (c *call) run() (*http.Response, error) {
 	if t.hosts != nil && c.req.URL != nil {
 		c.hostG = t.hosts.get(c.req.URL.Host)
 	}
-	c.single = !t.idempotent(c.req)
+	c.single = !t.idempotent(c.req) || !sendable(c.req)
 	if !c.single {
 		if err := c.prepareBody(); err != nil {
 			return c.finish(nil, err)

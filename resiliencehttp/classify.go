@@ -33,9 +33,83 @@ func Idempotent(req *http.Request) bool {
 	return ok
 }
 
+// sendable reports whether net/http's Transport would send req: a URL
+// with an http or https scheme and a host, a method and header and trailer
+// fields that RFC 9110 allows, and a header map. A request it refuses
+// fails the same way on every attempt, so the Transport sends it once.
+//
+// The Transport checks the request itself, before the first attempt,
+// rather than reading the error net/http returns: net/http makes those
+// errors with errors.New and fmt.Errorf, with no type or sentinel to match,
+// and their text is not part of its API. The rules below are the standard's
+// (the token and field-value grammar of RFC 9110), which net/http applies
+// as golang.org/x/net/http/httpguts writes them. A base transport that
+// speaks another scheme (http.Transport.RegisterProtocol, or a
+// RoundTripper of its own) still gets such a request, once.
+func sendable(req *http.Request) bool {
+	if req.URL == nil || req.Header == nil || req.URL.Host == "" {
+		return false
+	}
+	if s := req.URL.Scheme; s != "http" && s != "https" {
+		return false
+	}
+	if req.Method != "" && !validToken(req.Method) {
+		return false
+	}
+	return validFields(req.Header) && validFields(req.Trailer)
+}
+
+// validFields reports whether every name in h is a token and every value
+// a field value.
+func validFields(h http.Header) bool {
+	for name, values := range h {
+		if !validToken(name) {
+			return false
+		}
+		for _, v := range values {
+			if !validFieldValue(v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validToken reports whether s is an RFC 9110 token: one or more letters,
+// digits and the characters !#$%&'*+-.^_`|~.
+func validToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		switch {
+		case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", b) < 0:
+			return false
+		}
+	}
+	return true
+}
+
+// validFieldValue reports whether v holds no control character other than
+// a horizontal tab (RFC 9110 field-value; bytes from 0x80 are obs-text,
+// allowed).
+func validFieldValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if b := v[i]; b < ' ' && b != '\t' || b == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
 // Retryable is the [Transport]'s default for [WithRetryIf]: it reports
 // whether an attempt that ended with resp or err is worth repeating. It is
-// asked only about requests that are safe to repeat (see [Idempotent]).
+// asked only about requests that are safe to repeat (see [Idempotent]) and
+// that net/http's Transport sends at all: one it refuses (an unsupported
+// URL scheme, no host, an invalid method or header field) fails alike on
+// every attempt, so the Transport sends it once and returns its error.
 //
 // A response is retried when its status says the same request may well
 // succeed later:

@@ -22,7 +22,8 @@
 // or an Idempotency-Key header), never a bare POST unless [WithIdempotent]
 // says so; and only outcomes worth repeating ([Retryable]: transport errors
 // that can heal, and 408, 429, 502, 503, 504), unless [WithRetryIf] says
-// otherwise. A Retry-After header, in seconds or as an HTTP-date, is the
+// otherwise. A request net/http refuses to send (an unsupported URL scheme,
+// an invalid header field) is sent once. A Retry-After header, in seconds or as an HTTP-date, is the
 // retry's hint: the retry waits that long instead of its backoff, cut to
 // resilience.WithMaxRetryAfter, and gives up at once, returning the last
 // response, when the wait would end past the request's deadline.

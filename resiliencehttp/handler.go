@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -21,7 +22,9 @@ import (
 // Service Unavailable, or with the status [RefusalStatus] gave that guard.
 // When the refusal carries a retry hint (resilience.RetryHint: an open
 // breaker's time until half-open, a rate limiter's wait) the answer has a
-// Retry-After header of that many seconds, rounded up.
+// Retry-After header of that many seconds, rounded up, and at most
+// 9223372036 (the whole seconds a time.Duration holds): the largest hint,
+// an isolated breaker's, gives that.
 //
 // Each guard that admitted a request is told its outcome when next
 // returns: nil, or a *[StatusError] for a 5xx answer. When next panics, the
@@ -103,10 +106,27 @@ func refuse(w http.ResponseWriter, err error) {
 		status = rs.status
 	}
 	if d, ok := resilience.RetryAfter(err); ok {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10))
+		w.Header().Set("Retry-After", strconv.FormatInt(secondsUp(d), 10))
 	}
 	http.Error(w, http.StatusText(status), status)
 }
+
+// secondsUp returns d, which is positive, in whole seconds rounded up, at
+// most maxSeconds. It divides before rounding: adding a second's margin
+// first wraps the largest hint (an isolated breaker's, math.MaxInt64) to a
+// negative number. The cap is the largest number of seconds a
+// time.Duration holds, so that a client that multiplies the header by
+// time.Second, as many do, cannot overflow either.
+func secondsUp(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second != 0 && s < maxSeconds {
+		s++
+	}
+	return s
+}
+
+// maxSeconds is the largest number of whole seconds in a time.Duration.
+const maxSeconds = int64(math.MaxInt64 / time.Second)
 
 // RefusalStatus returns g with its refusals answered by [Handler] with
 // status instead of 503: RefusalStatus(limiter, http.StatusTooManyRequests)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -25,6 +26,8 @@ func TestHandlerRefusals(t *testing.T) {
 	defer full.Release()
 	open := resilience.NewBreaker(resilience.WithClock(clock.NewMock()))
 	open.Trip()
+	isolated := resilience.NewBreaker(resilience.WithClock(clock.NewMock()))
+	isolated.Isolate()
 
 	tests := []struct {
 		name       string
@@ -41,6 +44,13 @@ func TestHandlerRefusals(t *testing.T) {
 		{"breaker open", []resilience.Guard{open}, 503, "31"},
 		{"a hint rounded up", []resilience.Guard{hintGuard(1500 * time.Millisecond)}, 503, "2"},
 		{"a hint of zero is none", []resilience.Guard{hintGuard(0)}, 503, ""},
+		// The largest hint, an isolated breaker's, gives the largest whole
+		// number of seconds a time.Duration holds: never a negative number
+		// (RFC 9110's delay-seconds is non-negative), and never one a
+		// client overflows when it makes a Duration of it.
+		{"an isolated breaker", []resilience.Guard{isolated}, 503, "9223372036"},
+		{"the largest hint", []resilience.Guard{hintGuard(math.MaxInt64)}, 503, "9223372036"},
+		{"a hint just under the largest, rounded up", []resilience.Guard{hintGuard(9223372035*time.Second + 1)}, 503, "9223372036"},
 		{"rate limited: 429", []resilience.Guard{resiliencehttp.RefusalStatus(hintGuard(time.Second), http.StatusTooManyRequests)}, 429, "1"},
 		{"a later guard refuses", []resilience.Guard{resilience.NewBulkhead(1), full}, 503, ""},
 	}

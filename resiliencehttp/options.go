@@ -107,7 +107,8 @@ func WithRetry(opts ...resilience.RetryOption) TransportOption {
 // WithRetryIf decides which outcomes of an attempt are retried: f receives
 // the response (err nil) or the error (resp nil) and returns true to try
 // again. It is asked only about requests that [WithIdempotent] calls safe
-// to repeat. The default is [Retryable]. It panics if f is nil.
+// to repeat and that net/http sends at all (see [Retryable]). The default
+// is [Retryable]. It panics if f is nil.
 func WithRetryIf(f func(resp *http.Response, err error) bool) TransportOption {
 	if f == nil {
 		panic("resiliencehttp: WithRetryIf: predicate is nil")
@@ -116,7 +117,8 @@ func WithRetryIf(f func(resp *http.Response, err error) bool) TransportOption {
 }
 
 // WithIdempotent decides which requests are safe to send more than once;
-// the others are sent once, whatever their outcome. The default is
+// the others are sent once, whatever their outcome, as is a request that
+// net/http refuses to send (see [Retryable]). The default is
 // [Idempotent], net/http's rule; a predicate that always returns true
 // retries a bare POST too. It panics if f is nil.
 func WithIdempotent(f func(req *http.Request) bool) TransportOption {

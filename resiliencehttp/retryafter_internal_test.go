@@ -24,6 +24,9 @@ func TestParseRetryAfter(t *testing.T) {
 		{"99999999999999999999", math.MaxInt64},
 		{"9223372036", 9223372036 * time.Second},
 		{"9223372037", math.MaxInt64},
+		{"18446744073709551616", math.MaxInt64}, // past uint64
+		{"Fri, 31 Dec 9999 23:59:59 GMT", math.MaxInt64}, // past 292 years
+		{"Sun, 06 Nov 1994 08:49:37 GMT", 0},             // long past
 		{now.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
 		{now.Add(-90 * time.Second).Format(http.TimeFormat), 0},
 		{now.Format(http.TimeFormat), 0},

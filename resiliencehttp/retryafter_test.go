@@ -31,6 +31,12 @@ func TestTransportRetryAfter(t *testing.T) {
 		{"HTTP-date", 503, func(now time.Time) string { return now.Add(5 * time.Second).UTC().Format(http.TimeFormat) }, nil, 5 * time.Second},
 		{"cut to the maximum", 503, func(time.Time) string { return "120" },
 			[]resilience.RetryOption{resilience.WithMaxRetryAfter(3 * time.Second)}, 3 * time.Second},
+		// The largest Retry-After Handler sends (an isolated breaker's)
+		// and a date centuries ahead saturate: cut to the default
+		// maximum, never a negative wait.
+		{"the largest seconds: cut to the default", 503, func(time.Time) string { return "9223372037" }, nil, 10 * time.Second},
+		{"seconds past int64: cut to the default", 503, func(time.Time) string { return "99999999999999999999" }, nil, 10 * time.Second},
+		{"a date centuries ahead: cut to the default", 503, func(time.Time) string { return "Fri, 31 Dec 9999 23:59:59 GMT" }, nil, 10 * time.Second},
 		{"zero: the backoff decides", 503, func(time.Time) string { return "0" }, nil, 7 * time.Second},
 		{"a date past: the backoff decides", 503, func(now time.Time) string { return now.Add(-time.Hour).UTC().Format(http.TimeFormat) }, nil, 7 * time.Second},
 		{"garbage: the backoff decides", 503, func(time.Time) string { return "soon" }, nil, 7 * time.Second},

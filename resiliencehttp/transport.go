@@ -15,7 +15,9 @@ import (
 // per-attempt timeout, in that order from the outside in.
 //
 // It retries only requests that are safe to repeat ([WithIdempotent]) and
-// only outcomes worth repeating ([WithRetryIf]), honours a Retry-After
+// that net/http sends at all (one with an unsupported URL scheme or an
+// invalid header field is sent once, its error returned), and only
+// outcomes worth repeating ([WithRetryIf]), honours a Retry-After
 // header (seconds or HTTP-date) as the retry's hint, replays request
 // bodies, and reads and closes every response it does not return so that
 // its connection is reused. The response it returns keeps its body

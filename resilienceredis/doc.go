@@ -16,5 +16,8 @@
 //     and carries a retry hint (resilience.RetryAfter).
 //   - [ErrUnavailable]: a limiter built with [WithFailClosed] could not
 //     reach Redis.
+//   - [ErrKeyConflict]: the key's Redis value is other data (a name shared
+//     with another program); only that key's decisions fail, and the
+//     limiter does not degrade.
 //   - The caller's context error when its context ended first.
 package resilienceredis

@@ -2,6 +2,7 @@ package resilienceredis
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/faf87a20/resilience"
@@ -14,6 +15,16 @@ var (
 	// when a fail-closed limiter is degraded. A fail-open limiter (the
 	// default) never returns it.
 	ErrUnavailable = errors.New("resilienceredis: redis unavailable")
+
+	// ErrKeyConflict is matched by the error of a decision on a key whose
+	// Redis value is not a limiter's state: another program's data under
+	// the same name (a hash, a list, a string that is not a number…). The
+	// error names the key, with its prefix, and the value's Redis type.
+	// The data is left as it is, and only that key's decisions fail: Redis
+	// answered, so the limiter is not degraded and other keys are decided
+	// as before. Give the limiter a prefix of its own ([WithKeyPrefix]), or
+	// remove the other data.
+	ErrKeyConflict = errors.New("resilienceredis: key holds other data")
 
 	errReply = errors.New("resilienceredis: unexpected reply from the script")
 )
@@ -52,3 +63,11 @@ func (e *unavailableError) Error() string {
 }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 func (e *unavailableError) Unwrap() error        { return e.err }
+
+// keyConflictError is the error of a decision on a key holding other data.
+type keyConflictError struct{ key, typ string }
+
+func (e *keyConflictError) Error() string {
+	return fmt.Sprintf("%s: %q is a Redis %s, not a rate limit's state", ErrKeyConflict.Error(), e.key, e.typ)
+}
+func (e *keyConflictError) Is(target error) bool { return target == ErrKeyConflict }

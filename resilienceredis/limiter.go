@@ -56,8 +56,9 @@ type Scripter interface {
 // first.
 //
 // A refusal is a [*RefusedError], matching [resilience.ErrRateLimited]
-// with a retry hint. A Limiter is safe for concurrent use; make one with
-// [NewLimiter].
+// with a retry hint. A key whose Redis value is other data fails its own
+// decisions with an error matching [ErrKeyConflict], and no other key's. A
+// Limiter is safe for concurrent use; make one with [NewLimiter].
 type Limiter struct {
 	client      Scripter
 	interval    int64 // microseconds between two tokens
@@ -126,9 +127,10 @@ func (l *Limiter) Burst() int { return l.burst }
 func (l *Limiter) Degraded() bool { return l.degraded.Load() }
 
 // Allow takes a token of key if it is there. It returns nil when it is,
-// a [*RefusedError] when it is not, ctx's error when ctx ended first, and,
-// for a fail-closed limiter that cannot reach Redis, an error matching
-// [ErrUnavailable].
+// a [*RefusedError] when it is not, ctx's error when ctx ended first, an
+// error matching [ErrKeyConflict] when key's Redis value is other data,
+// and, for a fail-closed limiter that cannot reach Redis, an error
+// matching [ErrUnavailable].
 func (l *Limiter) Allow(ctx context.Context, key string) error { return l.AllowN(ctx, key, 1) }
 
 // AllowN takes n tokens of key at once if they are there, as Allow takes
@@ -164,6 +166,11 @@ func (l *Limiter) decide(ctx context.Context, key string, n int, maxWait time.Du
 		}
 		l.fault(ctx, err)
 		return l.fallback(ctx, key, n)
+	}
+	if d.conflict != "" {
+		// Redis answered about one key: neither a fault nor proof of
+		// health, and no business of the other keys.
+		return &keyConflictError{key: l.prefix + key, typ: d.conflict}
 	}
 	l.healthy(ctx)
 	if !d.ok {

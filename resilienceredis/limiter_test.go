@@ -290,3 +290,83 @@ func TestGuardWait(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyHoldingOtherData: a key whose Redis value is not a limiter's
+// state (its name shared with other data) fails that key's decisions with
+// ErrKeyConflict. Redis answered: the limiter is not degraded, other keys
+// are still decided by Redis, fail-open or fail-closed, and the other data
+// is left as it was.
+func TestKeyHoldingOtherData(t *testing.T) {
+	c := redis.NewClient(&redis.Options{Addr: sharedAddr})
+	defer c.Close()
+	for _, data := range []struct {
+		name  string
+		typ   string // as the error names it
+		write func(key string) error
+		check func(key string) (any, error)
+	}{
+		{"hash", "hash",
+			func(k string) error { return c.HSet(ctxBG, k, "field", "value").Err() },
+			func(k string) (any, error) { return c.HGetAll(ctxBG, k).Result() }},
+		{"list", "list",
+			func(k string) error { return c.RPush(ctxBG, k, "a", "b").Err() },
+			func(k string) (any, error) { return c.LRange(ctxBG, k, 0, -1).Result() }},
+		{"set", "set",
+			func(k string) error { return c.SAdd(ctxBG, k, "a").Err() },
+			func(k string) (any, error) { return c.SMembers(ctxBG, k).Result() }},
+		{"sorted set", "zset",
+			func(k string) error { return c.ZAdd(ctxBG, k, redis.Z{Score: 1, Member: "a"}).Err() },
+			func(k string) (any, error) { return c.ZRangeWithScores(ctxBG, k, 0, -1).Result() }},
+		{"string that is not a number", "string",
+			func(k string) error { return c.Set(ctxBG, k, "session data", 0).Err() },
+			func(k string) (any, error) { return c.Get(ctxBG, k).Result() }},
+	} {
+		for _, mode := range []struct {
+			name string
+			opt  resilienceredis.Option
+		}{
+			{"fail open", resilienceredis.WithFailOpen(1)},
+			{"fail closed", resilienceredis.WithFailClosed()},
+		} {
+			t.Run(data.name+", "+mode.name, func(t *testing.T) {
+				rec := &recorder{}
+				// No refill within the test; a timeout no slow machine reaches.
+				l := resilienceredis.NewLimiter(c, 0.001, 1, mode.opt,
+					resilienceredis.WithTimeout(time.Minute), resilienceredis.WithObserver(rec))
+				taken, other := uniqueKey(t), uniqueKey(t)
+				require.NoError(t, data.write(resilienceredis.DefaultKeyPrefix+taken))
+				before, err := data.check(resilienceredis.DefaultKeyPrefix + taken)
+				require.NoError(t, err)
+
+				for range 3 {
+					err = l.Allow(ctxBG, taken)
+					require.ErrorIs(t, err, resilienceredis.ErrKeyConflict)
+					require.NotErrorIs(t, err, resilience.ErrRateLimited)
+					require.NotErrorIs(t, err, resilienceredis.ErrUnavailable)
+					require.EqualError(t, err, fmt.Sprintf("resilienceredis: key holds other data: %q is a Redis %s, not a rate limit's state",
+						resilienceredis.DefaultKeyPrefix+taken, data.typ))
+					require.False(t, l.Degraded(), "one key's data is no fault of Redis")
+				}
+				_, err = resilience.Guarded[int](l.GuardKey(taken)).Execute(ctxBG, func(context.Context) (int, error) {
+					t.Error("the guarded call ran")
+					return 0, nil
+				})
+				require.ErrorIs(t, err, resilienceredis.ErrKeyConflict)
+
+				// Another key: decided by Redis, its burst of 1 and then a
+				// refusal with Redis's hint (the local share would admit
+				// again after a fault, or ErrUnavailable when closed).
+				require.NoError(t, l.Allow(ctxBG, other))
+				err = l.Allow(ctxBG, other)
+				require.ErrorIs(t, err, resilience.ErrRateLimited)
+				require.Equal(t, "resilienceredis: rate limited", err.Error(), "Redis's answer, not the local one")
+				require.False(t, l.Degraded())
+				require.Empty(t, rec.got(), "no degradation reported")
+
+				after, err := data.check(resilienceredis.DefaultKeyPrefix + taken)
+				require.NoError(t, err)
+				require.Equal(t, before, after, "the other data is untouched")
+			})
+		}
+	}
+}

@@ -17,7 +17,12 @@ import (
 //
 // It answers {1, wait} when the tokens are booked (wait is 0 unless the
 // caller accepted one), {0, retry} when they are refused (retry is how long
-// until they are there, -1 when never: n is more than the burst).
+// until they are there, -1 when never: n is more than the burst), and {2,
+// 0, type} when the key holds other data, of that Redis type (a string
+// that is not a number, or any other type), which it leaves as it is. It
+// reads the key with pcall, so that another type is an answer rather than
+// the error of the whole script, which the limiter would take for Redis
+// failing; an error other than WRONGTYPE is raised as before.
 //
 // Time comes from the server, so the clocks of the clients do not matter.
 // Lua keeps numbers as doubles, whose integers are exact up to 2^53: the
@@ -34,7 +39,19 @@ local cost = interval * n
 if cost > tau then
   return {0, -1}
 end
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local state = redis.pcall('GET', KEYS[1])
+local tat = 0
+if type(state) == 'table' and state.err then
+  if string.sub(state.err, 1, 10) ~= 'WRONGTYPE ' then
+    return state
+  end
+  return {2, 0, redis.call('TYPE', KEYS[1]).ok}
+elseif state then
+  tat = tonumber(state)
+  if not tat then
+    return {2, 0, 'string'}
+  end
+end
 if tat < now then
   tat = now
 end
@@ -62,8 +79,9 @@ var script = redis.NewScript(gcraScript)
 
 // decision is what the script answered.
 type decision struct {
-	ok   bool
-	wait int64 // microseconds: the wait before the booked tokens, or until they are there; -1 never
+	ok       bool
+	wait     int64  // microseconds: the wait before the booked tokens, or until they are there; -1 never
+	conflict string // the Redis type of the other data the key holds, if it does
 }
 
 // run asks the server for one decision: one round trip, EVALSHA, and a
@@ -77,12 +95,22 @@ func (l *Limiter) run(ctx context.Context, keys []string, args []any) (decision,
 	if err != nil {
 		return decision{}, err
 	}
-	if len(res) != 2 {
+	if len(res) < 2 {
 		return decision{}, errReply
 	}
 	ok, ok1 := res[0].(int64)
 	wait, ok2 := res[1].(int64)
 	if !ok1 || !ok2 {
+		return decision{}, errReply
+	}
+	if ok == 2 {
+		typ, _ := res[2].(string)
+		if len(res) != 3 || typ == "" {
+			return decision{}, errReply
+		}
+		return decision{conflict: typ}, nil
+	}
+	if len(res) != 2 {
 		return decision{}, errReply
 	}
 	return decision{ok: ok == 1, wait: wait}, nil
