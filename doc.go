@@ -15,7 +15,7 @@
 // A [Policy] wraps a call: [Timeout] bounds how long it may take, [Retry]
 // repeats it when it fails, waiting as a [Backoff] says (constant, linear,
 // exponential, Fibonacci, jittered in every known way, or a preset that
-// reproduces Kubernetes, gRPC, Celery and others) under a retry throttle
+// reproduces Kubernetes, gRPC, Celery and others) under a retry quota
 // of its own or a shared [RetryBudget]. [Hedge] starts further attempts
 // when one is slow and takes the first answer; [Fallback] answers for a
 // call that failed. A [Guard] is a gate shared by calls of every result

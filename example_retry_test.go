@@ -107,22 +107,59 @@ func ExampleNewRetryBudget() {
 	// Output: true
 }
 
-func ExampleRetry_throttle() {
-	// A service that is down. The policy is built once, so its throttle
-	// sees every call: after about five failures it stops retrying.
+func ExampleRetry_quota() {
+	// A service that is down. The policy is built once, so its retry quota
+	// sees every call: its 40 tokens pay for 8 retries of 5, then it stops
+	// retrying until successes refill it.
 	policy := resilience.Retry[string](resilience.WithBackoff(resilience.Constant(0)))
 	calls := 0
 	down := func(context.Context) (string, error) { calls++; return "", errors.New("down") }
-	for i := 1; i <= 4; i++ {
+	for i := 1; i <= 6; i++ {
 		before := calls
 		_, err := resilience.Do(context.Background(), policy, down)
-		fmt.Printf("request %d: %d attempts, throttled: %v\n", i, calls-before, errors.Is(err, resilience.ErrRetryBudgetExhausted))
+		fmt.Printf("request %d: %d attempts, refused: %v\n", i, calls-before, errors.Is(err, resilience.ErrRetryBudgetExhausted))
 	}
+	_, err := resilience.Do(context.Background(), policy, down)
+	fmt.Println(err)
 	// Output:
-	// request 1: 3 attempts, throttled: false
-	// request 2: 2 attempts, throttled: true
-	// request 3: 1 attempts, throttled: true
-	// request 4: 1 attempts, throttled: true
+	// request 1: 3 attempts, refused: false
+	// request 2: 3 attempts, refused: false
+	// request 3: 3 attempts, refused: false
+	// request 4: 3 attempts, refused: false
+	// request 5: 1 attempts, refused: true
+	// request 6: 1 attempts, refused: true
+	// resilience: retry budget exhausted after 1 attempt (WithBudget or WithoutBudget changes it): down
+}
+
+func ExampleNewRetryQuota() {
+	// One quota for every policy that calls the same service: 100 tokens, a
+	// retry costs 5 (10 after a timeout), a success at once gives 1 back, a
+	// retry that succeeds gives back what it took.
+	quota := resilience.NewRetryQuota(100)
+	policy := resilience.Retry[string](resilience.WithBudget(quota), resilience.WithBackoff(resilience.Constant(0)))
+	ctx := context.Background()
+	fmt.Println("retries left:", quota.Available())
+
+	calls := 0
+	flaky := func(context.Context) (string, error) { // every third call fails
+		if calls++; calls%3 == 1 {
+			return "", errors.New("flaky")
+		}
+		return "ok", nil
+	}
+	for range 300 {
+		if _, err := resilience.Do(ctx, policy, flaky); err != nil {
+			fmt.Println(err)
+		}
+	}
+	fmt.Println("a third of the calls failing, every failure retried:", quota.Available())
+
+	_, _ = resilience.Do(ctx, policy, func(context.Context) (string, error) { return "", resilience.ErrTimeout })
+	fmt.Println("after a call that timed out three times:", quota.Available())
+	// Output:
+	// retries left: 20
+	// a third of the calls failing, every failure retried: 20
+	// after a call that timed out three times: 16
 }
 
 func ExampleNewRetryThrottle() {

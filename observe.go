@@ -150,6 +150,16 @@ const (
 	// EventRecovered: a degraded limiter reached its store again and
 	// answers from it once more (Duration, how long it was degraded).
 	EventRecovered
+	// EventExhausted: a [RetryBudget] (a quota, a throttle or a budget)
+	// refused a retry after allowing the one asked for before it: it has
+	// run out, and refuses retries until successes refill it (Attempt, the
+	// attempt whose retry it refused; Err, ErrRetryBudgetExhausted). Each
+	// refusal is an EventRefused as well; this one comes once per change.
+	EventExhausted
+	// EventReplenished: an exhausted [RetryBudget] allowed a retry again
+	// (Attempt, the attempt whose retry it allowed; Duration, how long it
+	// refused retries).
+	EventReplenished
 )
 
 var eventKindNames = [...]string{
@@ -169,6 +179,8 @@ var eventKindNames = [...]string{
 	EventHedge:         "hedge",
 	EventDegraded:      "degraded",
 	EventRecovered:     "recovered",
+	EventExhausted:     "exhausted",
+	EventReplenished:   "replenished",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:

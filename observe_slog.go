@@ -9,16 +9,21 @@ import (
 // [*slog.Logger], at a level that depends on the event's kind:
 //
 //	Error  late-panic
-//	Warn   give-up, state-change
-//	Info   retry, timeout, fallback
+//	Warn   give-up, state-change, exhausted
+//	Info   retry, timeout, fallback, replenished
 //	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded, hedge
 //
-// A retry or a fallback's answer is news (Info); a give-up or a breaker
-// that changes state needs someone's attention (Warn). A hedge is Debug: a
-// Hedge starts one for the slowest calls by design. Refusals are Debug because they come in floods:
-// an open breaker refuses every call, and the state change that opened it
-// was already logged at Warn. A late panic, which no caller sees, is an
-// Error. A kind this version does not know logs at Info.
+// A retry or a fallback's answer is news (Info); a give-up, a breaker
+// that changes state or a retry budget that runs out needs someone's
+// attention (Warn). A hedge is Debug: a Hedge starts one for the slowest
+// calls by design. Refusals are Debug because they come in floods: an
+// open breaker refuses every call, and the state change that opened it was
+// already logged at Warn. For the same reason a give-up whose reason is
+// [ErrRetryBudgetExhausted] logs at the level of refused: the budget's
+// running out was logged once, at Warn ("exhausted"), and its allowing
+// retries again once, at Info ("replenished"), rather than once a call. A
+// late panic, which no caller sees, is an Error. A kind this version does
+// not know logs at Info.
 // [WithSlogLevel] changes the level of a kind, and is the only way to log
 // [EventCallEnded]: without it the observer does not ask for outcomes, and a
 // call that succeeds logs nothing and costs nothing.
@@ -60,6 +65,8 @@ var defaultSlogLevels = [len(eventKindNames)]slog.Level{
 	EventCallEnded:     slog.LevelDebug,
 	EventFallback:      slog.LevelInfo,
 	EventHedge:         slog.LevelDebug,
+	EventExhausted:     slog.LevelWarn,
+	EventReplenished:   slog.LevelInfo,
 }
 
 // NewSlogObserver returns an observer that logs events through logger. A
@@ -120,6 +127,9 @@ func (o *SlogObserver) Observe(ctx context.Context, e Event) {
 		logger = slog.Default()
 	}
 	level := o.Level(e.Kind)
+	if e.Kind == EventGiveUp && e.Reason == ErrRetryBudgetExhausted {
+		level = o.levels[EventRefused]
+	}
 	if !logger.Enabled(ctx, level) {
 		return
 	}

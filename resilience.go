@@ -41,8 +41,8 @@ var (
 	ErrRetriesExhausted = errors.New("resilience: retries exhausted")
 
 	// ErrRetryBudgetExhausted is the reason (see [RetryError]) a retry was
-	// not made because its [RetryBudget] refused it: a shared budget or
-	// throttle, or the throttle a [Retry] keeps of its own.
+	// not made because its [RetryBudget] refused it: a shared quota, budget
+	// or throttle, or the retry quota a [Retry] keeps of its own.
 	ErrRetryBudgetExhausted = errors.New("resilience: retry budget exhausted")
 
 	// ErrBreakerOpen is returned by a [Breaker] that refuses a call because it

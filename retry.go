@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -15,16 +16,18 @@ import (
 // Defaults: 3 attempts in all (the first included); full-jitter exponential
 // waits from 100ms, doubling, capped at 10s; every error is retried except
 // when the caller's own context has ended; a RetryAfter hint up to 10s is
-// honoured; and retries are throttled as gRPC throttles them (see
-// [NewRetryThrottle]): the policy keeps 10 tokens, each failed attempt
-// takes one, each success gives back 0.2, and retries are made only while
-// more than 5 remain. A failing service thus sees the retries of about
-// five failures, then only first attempts until it answers again. The
-// throttle belongs to the policy value and is shared by every call through
-// it: build a Retry once and reuse it (a Retry built per call starts with a
-// full throttle every time, and throttles nothing). [WithBudget] shares one
-// budget or throttle among policies instead; [WithoutBudget] turns it off.
-// Options change each of these.
+// honoured; and retries draw on a retry quota in the manner of the AWS
+// SDKs' standard mode (see [NewRetryQuota]): the policy keeps 40 tokens, a
+// retry takes 5 (10 after an attempt that timed out), a call that succeeds
+// at once gives back 1 and a retry that succeeds gives back what it took.
+// A service that fails now and then, even a third of its calls, sees every
+// failure retried; a failing service sees the retries of 40 tokens, then
+// only first attempts until its successes refill them. The quota belongs
+// to the policy value and is shared by every call through it: build a
+// Retry once and reuse it (a Retry built per call starts with a full quota
+// every time, and limits nothing). [WithBudget] shares one quota, throttle
+// or budget among policies instead; [WithoutBudget] turns it off. Options
+// change each of these.
 //
 // When the attempts run out, the error is a *[RetryError] that matches both
 // [ErrRetriesExhausted] and the last attempt's error. When the caller's
@@ -36,8 +39,9 @@ import (
 // ([EventAttemptFailed]), each retry before its wait ([EventRetry]), the
 // reason it gave up ([EventGiveUp]), each result handed to [WithDiscard]
 // ([EventDiscarded]) and, for an [OutcomeObserver] that asks, every call's
-// end ([EventCallEnded]); its throttle reports the retries it refuses
-// ([EventRefused], component "throttle").
+// end ([EventCallEnded]); its quota reports the retries it refuses
+// ([EventRefused], component "quota"), and once each when it runs out
+// ([EventExhausted]) and allows a retry again ([EventReplenished]).
 //
 // A call that succeeds at once costs a few nanoseconds and allocates
 // nothing; so does a call that fails and is retried until it succeeds.
@@ -52,7 +56,7 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 		cfg.backoff = defaultRetryBackoff()
 	}
 	if !cfg.budgetSet {
-		cfg.budget = newThrottle(defaultThrottleTokens, defaultThrottleRatio, cfg.common)
+		cfg.budget = newQuota(defaultQuotaCapacity, defaultQuota, cfg.common)
 	}
 	p := &retry[T]{retryConfig: cfg, clocked: cfg.maxElapsed > 0 || cfg.outcomes, last: last[T]()}
 	if cfg.resultPred != nil {
@@ -290,22 +294,53 @@ type RetryError struct {
 	// WithRetryIfResult.
 	Last error
 	// Reason is ErrRetriesExhausted (attempts, backoff or time limit spent),
-	// ErrRetryBudgetExhausted, or the caller's context's error.
+	// ErrRetryBudgetExhausted (the retry quota, throttle or budget refused
+	// the retry), or the caller's context's error.
 	Reason error
 }
 
-// Error describes the reason and the last error.
+// Error describes the cause first. When a guard refused the last attempt
+// (an open [Breaker], a full [Bulkhead], a rate limiter), the refusal comes
+// first, and why no attempt followed after it, in parentheses:
+// "resilience: circuit breaker open (gave up after 1 attempt: retry budget
+// exhausted; ...)". Otherwise the reason comes first and the last error
+// after it: "resilience: retries exhausted after 3 attempts: EOF". A
+// refusal of the retry budget says which options change it.
 func (e *RetryError) Error() string {
-	s := e.Reason.Error() + " after " + strconv.Itoa(e.Attempts) + " attempt"
-	if e.Attempts != 1 {
-		s += "s"
+	gaveUp := e.Reason == ErrRetriesExhausted || e.Reason == ErrRetryBudgetExhausted
+	if gaveUp && e.Last != nil && refusedByGuard(e.Last) {
+		s := e.Last.Error() + " (gave up after " + attempts(e.Attempts) + ": "
+		if e.Reason == ErrRetriesExhausted {
+			return s + "retries exhausted)"
+		}
+		return s + "retry budget exhausted; " + budgetOptions + ")"
+	}
+	s := e.Reason.Error() + " after " + attempts(e.Attempts)
+	if e.Reason == ErrRetryBudgetExhausted {
+		s += " (" + budgetOptions + ")"
 	}
 	if e.Last != nil {
-		s += ": " + e.Last.Error()
-	} else {
-		s += ": result rejected"
+		return s + ": " + e.Last.Error()
 	}
-	return s
+	return s + ": result rejected"
+}
+
+// budgetOptions says, in a give-up's message, what changes a retry budget.
+const budgetOptions = "WithBudget or WithoutBudget changes it"
+
+// attempts is "1 attempt", "2 attempts".
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return strconv.Itoa(n) + " attempts"
+}
+
+// refusedByGuard reports whether err is a guard's refusal of a call: the
+// call never reached the service. A guard added to the package adds its
+// sentinel here.
+func refusedByGuard(err error) bool {
+	return errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrBulkheadFull) || errors.Is(err, ErrRateLimited)
 }
 
 // Unwrap returns the reason and the last error, for errors.Is and errors.As.

@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -11,15 +12,20 @@ import (
 
 // RetryBudget bounds the retries of many calls together, so that an outage
 // is not multiplied by every caller's retries: the retry storm. It comes in
-// two forms, made by two constructors and used the same way:
+// three forms, made by three constructors and used the same way:
 //
+//   - [NewRetryQuota], the AWS SDKs' retry quota: a bucket of tokens from
+//     which every retry takes a cost (more after a timeout), refilled a
+//     little by every call that succeeds at once and refunded by every
+//     retry that succeeds. It retries a service that fails now and then as
+//     if it were not there, and stops retrying one that fails most calls.
+//     A [Retry] given no budget keeps a quota of its own (40 tokens, 5 a
+//     retry, 10 after a timeout, 1 back a success).
 //   - [NewRetryThrottle], gRPC's retry throttling: a bucket of tokens that
 //     every failed attempt drains by one and every success refills by a
 //     fraction; retries are made only while more than half the tokens
 //     remain. A healthy service keeps it full; a failing one empties it
-//     within a few calls, and retries stop until successes refill it. A
-//     [Retry] given no budget keeps a throttle of its own (10 tokens, 0.2
-//     a success).
+//     within a few calls, and retries stop until successes refill it.
 //   - [NewRetryBudget], Finagle's retry budget: every call deposits a
 //     fraction of a retry and every retry withdraws a whole one, with a
 //     floor of retries a second always allowed. It bounds retries to a
@@ -27,8 +33,10 @@ import (
 //
 // Give one to any number of [Retry] policies of any result type with
 // [WithBudget]; it is safe for concurrent use, and what a call costs it is
-// one or two atomic operations. The zero RetryBudget is not usable: make one
-// with a constructor.
+// one or two atomic operations. With [WithObserver] it reports each retry
+// it refuses ([EventRefused]) and, once each, when it runs out
+// ([EventExhausted]) and when it allows a retry again ([EventReplenished]).
+// The zero RetryBudget is not usable: make one with a constructor.
 type RetryBudget struct {
 	// The balance in millionths of a thousandth of a retry (see unit):
 	// integers, so that deposits add exactly and concurrently.
@@ -37,16 +45,24 @@ type RetryBudget struct {
 	perCall    int64 // deposited when a call begins (budget)
 	perSuccess int64 // deposited when an attempt succeeds (throttle)
 	perFailure int64 // withdrawn when an attempt fails and is to be retried (throttle)
-	perRetry   int64 // withdrawn by each retry (budget)
+	perRetry   int64 // withdrawn by each retry (budget, quota)
 	keep       int64 // a retry is made only if it leaves at least this much
 	capacity   int64 // the balance at most
 	kind       string
+
+	timeoutCost int64 // withdrawn by a retry after a timeout (quota)
+	refunds     bool  // a retry that succeeds gives back what it took (quota)
 
 	minPerSecond float64
 	common
 	mu       sync.Mutex
 	floor    float64 // retries the floor still allows
 	refilled time.Time
+
+	// Whether the last retry asked for was refused, and since when: kept
+	// only for an observer, which hears of each change.
+	exhausted      atomic.Bool
+	exhaustedSince time.Time // guarded by mu
 }
 
 // budgetUnit is a retry, or a token, in the balance's units: ratios are
@@ -63,6 +79,7 @@ const (
 const (
 	componentBudget   = "budget"
 	componentThrottle = "throttle"
+	componentQuota    = "quota"
 )
 
 // NewRetryBudget returns a budget that lets retries add ratio of the calls
@@ -86,6 +103,7 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 	}
 	cfg := budgetConfig{capacity: 100}
 	cfg.apply(fn, opts)
+	cfg.noQuota(fn, "a budget")
 	b := &RetryBudget{
 		perCall:  budgetUnits(ratio),
 		perRetry: budgetUnit,
@@ -129,6 +147,7 @@ func NewRetryThrottle(tokens int, ratio float64, opts ...RetryBudgetOption) *Ret
 	if cfg.capacitySet {
 		panic("resilience: NewRetryThrottle: WithBudgetCapacity does not apply to a throttle: tokens is its capacity")
 	}
+	cfg.noQuota(fn, "a throttle")
 	return newThrottle(tokens, ratio, cfg.common)
 }
 
@@ -146,19 +165,11 @@ func newThrottle(tokens int, ratio float64, c common) *RetryBudget {
 	return b
 }
 
-// The throttle a Retry keeps when it is given no budget: gRPC's example
-// configuration, which the storm simulator (sim/) shows keeping a fleet's
-// load within 1.1× the offered load through an outage while no request
-// fails at a 1% rate of transient failures.
-const (
-	defaultThrottleTokens = 10
-	defaultThrottleRatio  = 0.2
-)
-
 // budgetUnits converts a ratio of retries to the balance's units.
 func budgetUnits(ratio float64) int64 { return int64(math.Round(ratio * budgetUnit)) }
 
-// RetryBudgetOption configures [NewRetryBudget] and [NewRetryThrottle].
+// RetryBudgetOption configures [NewRetryQuota], [NewRetryThrottle] and
+// [NewRetryBudget].
 // [Option] ([WithClock], [WithObserver], [WithName]) is one too.
 type RetryBudgetOption interface {
 	applyBudget(*budgetConfig)
@@ -167,7 +178,16 @@ type RetryBudgetOption interface {
 type budgetConfig struct {
 	capacity    int
 	capacitySet bool
+	quota       quotaParams
 	common
+}
+
+// noQuota panics if an option of a quota's was given to fn, which makes
+// what.
+func (c *budgetConfig) noQuota(fn, what string) {
+	if c.quota.set {
+		panic("resilience: " + fn + ": WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to " + what)
+	}
 }
 
 func (c *budgetConfig) apply(fn string, opts []RetryBudgetOption) {
@@ -185,8 +205,8 @@ func (o Option) applyBudget(c *budgetConfig) { o.set(&c.common) }
 
 // WithBudgetCapacity sets how many retries a [NewRetryBudget]'s deposits
 // can save up; the default is 100, and 0 keeps nothing (only the floor
-// pays for retries). It panics if n is not in [0, 1000000000]; a throttle
-// refuses it at construction.
+// pays for retries). It panics if n is not in [0, 1000000000]; a quota
+// and a throttle refuse it at construction.
 func WithBudgetCapacity(n int) RetryBudgetOption {
 	if n < 0 || n > maxBudgetSize {
 		panic(fmt.Sprintf("resilience: WithBudgetCapacity: capacity must be in [0, %d], got %d", maxBudgetSize, n))
@@ -194,24 +214,24 @@ func WithBudgetCapacity(n int) RetryBudgetOption {
 	return budgetOptionFunc(func(c *budgetConfig) { c.capacity, c.capacitySet = n, true })
 }
 
-// WithBudget makes retries draw on b, a [RetryBudget] or throttle shared
-// with other policies, of any result types, instead of the throttle a
-// Retry keeps of its own; a retry b refuses is not made, and the error
-// matches [ErrRetryBudgetExhausted]. Share one b among every policy that
-// calls the same service. It panics if b is nil or was not made by a
-// constructor.
+// WithBudget makes retries draw on b, a [RetryBudget] (a quota, a
+// throttle or a budget) shared with other policies, of any result types,
+// instead of the quota a Retry keeps of its own; a retry b refuses is not
+// made, and the error matches [ErrRetryBudgetExhausted]. Share one b among
+// every policy that calls the same service. It panics if b is nil or was
+// not made by a constructor.
 func WithBudget(b *RetryBudget) RetryOption {
 	if b == nil {
 		panic("resilience: WithBudget: budget is nil")
 	}
 	if b.kind == "" {
-		panic("resilience: WithBudget: budget is a zero RetryBudget; make one with NewRetryBudget or NewRetryThrottle")
+		panic("resilience: WithBudget: budget is a zero RetryBudget; make one with NewRetryQuota, NewRetryThrottle or NewRetryBudget")
 	}
 	return retryOptionFunc(func(c *retryConfig) { c.budget, c.budgetSet = b, true })
 }
 
 // WithoutBudget makes a Retry retry as its attempts, backoff and time allow,
-// with neither a shared budget nor the throttle it keeps by default. Only
+// with neither a shared budget nor the quota it keeps by default. Only
 // for a service whose failures never come from overload, or where another
 // layer bounds retries.
 func WithoutBudget() RetryOption {
@@ -225,11 +245,16 @@ func (b *RetryBudget) called() {
 	}
 }
 
-// succeeded records an attempt that succeeded. A full throttle costs one
-// atomic load.
-func (b *RetryBudget) succeeded() {
-	if b.perSuccess != 0 && b.balance.Load() < b.capacity {
-		b.deposit(b.perSuccess)
+// succeeded records an attempt that succeeded; paid is what the retry
+// that made it took from a quota (0 for a first attempt). A full quota or
+// throttle costs one atomic load.
+func (b *RetryBudget) succeeded(paid int64) {
+	n := b.perSuccess
+	if b.refunds && paid > 0 {
+		n = paid
+	}
+	if n != 0 && b.balance.Load() < b.capacity {
+		b.deposit(n)
 	}
 }
 
@@ -255,25 +280,78 @@ func (b *RetryBudget) deposit(n int64) {
 	}
 }
 
-// allow takes one retry from the balance, else from the floor, and reports
-// whether there was one to take. A refusal is reported to the observer.
-func (b *RetryBudget) allow(ctx context.Context, attempt int) bool {
-	if b.take() || b.takeFloor() {
-		return true
+// allow takes a retry after an attempt that failed with err: from the
+// balance, else from the floor. It reports whether there was one to take
+// and what it took from a quota's balance, to give back if the retry
+// succeeds. A refusal, and a change between refusing and allowing, is
+// reported to the observer.
+func (b *RetryBudget) allow(ctx context.Context, attempt int, err error) (paid int64, ok bool) {
+	cost := b.perRetry
+	if b.timeoutCost != cost && b.timeoutCost != 0 && isTimeout(err) {
+		cost = b.timeoutCost
+	}
+	if b.withdraw(cost) {
+		paid, ok = cost, true
+	} else {
+		ok = b.takeFloor()
 	}
 	if b.observer != nil {
-		b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+		b.observeAllow(ctx, attempt, ok)
 	}
-	return false
+	return paid, ok
 }
 
-func (b *RetryBudget) take() bool {
+// isTimeout reports whether err is an attempt's timeout.
+func isTimeout(err error) bool {
+	return errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// observeAllow reports a refusal, and a change of state: the first refusal
+// after a retry was allowed, or the first retry allowed after a refusal.
+func (b *RetryBudget) observeAllow(ctx context.Context, attempt int, ok bool) {
+	if b.exhausted.Load() != ok {
+		// No change: the last decision was the same.
+		if !ok {
+			b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+		}
+		return
+	}
+	b.mu.Lock()
+	changed := b.exhausted.CompareAndSwap(ok, !ok)
+	var since time.Duration
+	if changed {
+		now := b.now()
+		if ok {
+			since = now.Sub(b.exhaustedSince)
+		} else {
+			b.exhaustedSince = now
+		}
+	}
+	b.mu.Unlock()
+	switch {
+	case !changed:
+	case ok:
+		b.observe(ctx, Event{Kind: EventReplenished, Component: b.kind, Attempt: attempt, Duration: since})
+	default:
+		b.observe(ctx, Event{Kind: EventExhausted, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+	}
+	if !ok {
+		b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+	}
+}
+
+// take takes one retry from the balance at a retry's cost (none for a
+// throttle, which only needs more than half its tokens left).
+func (b *RetryBudget) take() bool { return b.withdraw(b.perRetry) }
+
+// withdraw takes n from the balance if it leaves at least keep.
+func (b *RetryBudget) withdraw(n int64) bool {
 	for {
 		old := b.balance.Load()
-		if old-b.perRetry < b.keep {
+		if old-n < b.keep {
 			return false
 		}
-		if b.perRetry == 0 || b.balance.CompareAndSwap(old, old-b.perRetry) {
+		if n == 0 || b.balance.CompareAndSwap(old, old-n) {
 			return true
 		}
 	}
@@ -306,8 +384,10 @@ func (b *RetryBudget) floorAt(now time.Time) float64 {
 
 // Available returns how many retries the budget would allow now if every
 // attempt from now on failed: for a budget, its deposits and its floor
-// together; for a throttle, the failures it can take before its tokens
-// fall to half. It is rounded down, and saturates at the largest int.
+// together; for a quota, what its tokens pay for at the cost of a retry
+// after an attempt that did not time out; for a throttle, the failures it
+// can take before its tokens fall to half. It is rounded down, and
+// saturates at the largest int.
 func (b *RetryBudget) Available() int {
 	var n int64
 	if b.perRetry == 0 {

@@ -28,7 +28,7 @@ func (l *eventLog) Observe(_ context.Context, e resilience.Event) {
 
 func (l *eventLog) ObserveOutcomes() bool { return l.outcomes }
 
-// TestRetryEvents: what a Retry and its throttle or budget report, call by
+// TestRetryEvents: what a Retry and its quota or budget report, call by
 // call.
 func TestRetryEvents(t *testing.T) {
 	const name = "users"
@@ -48,6 +48,15 @@ func TestRetryEvents(t *testing.T) {
 	refused := func(component, name string, n int) ev {
 		return ev{Kind: resilience.EventRefused, Component: component, Name: name, Attempt: n, Err: resilience.ErrRetryBudgetExhausted}
 	}
+	exhausted := func(component, name string, n int) ev {
+		return ev{Kind: resilience.EventExhausted, Component: component, Name: name, Attempt: n, Err: resilience.ErrRetryBudgetExhausted}
+	}
+	// The default quota pays for 8 retries, then refuses the ninth.
+	var quotaRuns []ev
+	for n := 1; n <= 8; n++ {
+		quotaRuns = append(quotaRuns, failed(n, errFlaky), retry(n, errFlaky, 0))
+	}
+	quotaRuns = append(quotaRuns, failed(9, errFlaky), exhausted("quota", name, 9), refused("quota", name, 9), gaveUp(9, errFlaky, resilience.ErrRetryBudgetExhausted))
 	budgetLog := &eventLog{}
 	tests := []struct {
 		name     string
@@ -71,17 +80,14 @@ func TestRetryEvents(t *testing.T) {
 			results: []error{errFatal}, want: []ev{failed(1, errFatal)}},
 		{name: "the caller's context ends during a wait", results: []error{errFlaky}, cancelAt: 50 * ms,
 			want: []ev{failed(1, errFlaky), retry(1, errFlaky, 100*ms), gaveUp(1, errFlaky, context.Canceled)}},
-		{name: "the default throttle refuses", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(0))},
-			results: []error{errFlaky},
-			want: []ev{failed(1, errFlaky), retry(1, errFlaky, 0), failed(2, errFlaky), retry(2, errFlaky, 0),
-				failed(3, errFlaky), retry(3, errFlaky, 0), failed(4, errFlaky), retry(4, errFlaky, 0),
-				failed(5, errFlaky), refused("throttle", name, 5), gaveUp(5, errFlaky, resilience.ErrRetryBudgetExhausted)}},
+		{name: "the default quota runs out", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(0))},
+			results: []error{errFlaky}, want: quotaRuns},
 		{name: "a shared budget refuses, to its own observer",
 			opts: []resilience.RetryOption{resilience.WithBudget(resilience.NewRetryBudget(0, 0,
 				resilience.WithObserver(budgetLog), resilience.WithName("shared")))},
 			results: []error{errFlaky},
 			want:    []ev{failed(1, errFlaky), gaveUp(1, errFlaky, resilience.ErrRetryBudgetExhausted)},
-			budget:  []ev{refused("budget", "shared", 1)}},
+			budget:  []ev{exhausted("budget", "shared", 1), refused("budget", "shared", 1)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

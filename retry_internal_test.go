@@ -11,13 +11,20 @@ import (
 
 // failEvery returns a fn whose every k-th call fails, starting with the
 // first.
-func failEvery(k int) Func[int] {
-	errOnce := errors.New("transient")
+func failEvery(k int) Func[int] { return failEveryWith(k, errors.New("transient")) }
+
+// timeoutEvery returns a fn whose every k-th call times out, starting with
+// the first.
+func timeoutEvery(k int) Func[int] { return failEveryWith(k, ErrTimeout) }
+
+// failEveryWith returns a fn whose every k-th call fails with err, starting
+// with the first.
+func failEveryWith(k int, err error) Func[int] {
 	n := 0
 	return func(context.Context) (int, error) {
 		n++
 		if n%k == 1 {
-			return 0, errOnce
+			return 0, err
 		}
 		return n, nil
 	}
@@ -39,7 +46,10 @@ func TestRetryAllocatesNothing(t *testing.T) {
 	}{
 		{"success", Retry[int](), succeed, false},
 		{"fail then succeed, no throttle", Retry[int](WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
-		{"fail then succeed under the default throttle", Retry[int](WithBackoff(Constant(0))), failEvery(10), false},
+		{"fail then succeed under the default quota", Retry[int](WithBackoff(Constant(0))), failEvery(2), true},
+		{"fail then succeed under a shared quota", Retry[int](WithBudget(NewRetryQuota(10)), WithBackoff(Constant(0))), failEvery(2), true},
+		{"timed out then succeed under the default quota", Retry[int](WithBackoff(Constant(0))), timeoutEvery(2), true},
+		{"observed fail then succeed under the default quota", Retry[int](WithObserver(events), WithBackoff(Constant(0))), failEvery(2), true},
 		{"with a budget", Retry[int](WithBudget(NewRetryBudget(1, 0)), WithBackoff(Constant(0))), failEvery(2), true},
 		{"with a shared throttle", Retry[int](WithBudget(NewRetryThrottle(10, 1)), WithBackoff(Constant(0))), failEvery(2), true},
 		{"composed with guards", Compose(Retry[int](), Guarded[int](openGate{}), Guarded[int](NewBulkhead(8))), succeed, false},

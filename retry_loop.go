@@ -41,7 +41,7 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error
 	}
 	v, err := next(ctx, fn)
 	if r.plainSuccess(err) {
-		r.succeeded()
+		r.succeeded(0)
 		if r.outcomes {
 			r.callEnded(ctx, start, 1, nil)
 		}
@@ -59,13 +59,14 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error
 // sleeps and calls again. It returns the outcome and the attempts made.
 func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, int, error) {
 	var prev time.Duration
+	var paid int64 // what the last retry took from a quota
 	for attempt := 1; ; attempt++ {
 		verdict := r.classify(ctx, v, err)
 		if verdict != VerdictRetry {
-			return v, attempt, r.settle(ctx, attempt, err, verdict)
+			return v, attempt, r.settle(ctx, attempt, err, verdict, paid)
 		}
 		r.attemptFailed(ctx, attempt, err, true)
-		wait, reason := r.nextWait(ctx, attempt, prev, err, start)
+		wait, reason := r.nextWait(ctx, attempt, prev, err, start, &paid)
 		if reason != nil {
 			return v, attempt, r.giveUp(ctx, attempt, err, reason)
 		}
@@ -82,7 +83,7 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 		prev = wait
 		v, err = next(ctx, fn)
 		if r.plainSuccess(err) {
-			r.succeeded()
+			r.succeeded(paid)
 			return v, attempt + 1, nil
 		}
 	}
@@ -92,10 +93,11 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 // need to look at its result.
 func (r *retry[T]) plainSuccess(err error) bool { return err == nil && r.retryResult == nil }
 
-// succeeded records a success with the budget.
-func (r *retry[T]) succeeded() {
+// succeeded records a success with the budget; paid is what the retry
+// that made it took from a quota.
+func (r *retry[T]) succeeded(paid int64) {
 	if r.budget != nil {
-		r.budget.succeeded()
+		r.budget.succeeded(paid)
 	}
 }
 
@@ -158,9 +160,9 @@ func badVerdict(v Verdict) string {
 
 // settle ends the retries on an outcome not to retry, and returns its
 // error: the attempt's own, without a Permanent mark.
-func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict Verdict) error {
+func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict Verdict, paid int64) error {
 	if verdict == VerdictSucceed {
-		r.succeeded()
+		r.succeeded(paid)
 	} else if err != nil {
 		r.attemptFailed(ctx, attempt, err, false)
 	}
@@ -171,7 +173,7 @@ func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict V
 }
 
 // attemptFailed records a failed attempt: one the policy would retry
-// costs its throttle a token.
+// costs a throttle a token.
 func (r *retry[T]) attemptFailed(ctx context.Context, attempt int, err error, retryable bool) {
 	if retryable && r.budget != nil {
 		r.budget.failed()
@@ -183,8 +185,8 @@ func (r *retry[T]) attemptFailed(ctx context.Context, attempt int, err error, re
 
 // nextWait returns the wait before the retry after attempt, or why no
 // retry is made: ErrRetriesExhausted, ErrRetryBudgetExhausted or the
-// context's error.
-func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration, err error, start time.Time) (time.Duration, error) {
+// context's error. It sets *paid to what the retry took from a quota.
+func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration, err error, start time.Time, paid *int64) (time.Duration, error) {
 	if r.attempts > 0 && attempt >= r.attempts {
 		return 0, ErrRetriesExhausted
 	}
@@ -199,8 +201,11 @@ func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration
 	if !r.fits(ctx, start, wait) {
 		return 0, ErrRetriesExhausted
 	}
-	if r.budget != nil && !r.budget.allow(ctx, attempt) {
-		return 0, ErrRetryBudgetExhausted
+	if r.budget != nil {
+		var ok bool
+		if *paid, ok = r.budget.allow(ctx, attempt, err); !ok {
+			return 0, ErrRetryBudgetExhausted
+		}
 	}
 	return wait, nil
 }

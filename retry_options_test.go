@@ -55,7 +55,7 @@ func TestRetryOptionsSweep(t *testing.T) {
 		{"WithOnRetry(nil)", func() { resilience.WithOnRetry(nil) }, "resilience: WithOnRetry: hook is nil"},
 		{"WithBudget(nil)", func() { resilience.WithBudget(nil) }, "resilience: WithBudget: budget is nil"},
 		{"WithBudget(zero budget)", func() { resilience.WithBudget(&resilience.RetryBudget{}) },
-			"resilience: WithBudget: budget is a zero RetryBudget; make one with NewRetryBudget or NewRetryThrottle"},
+			"resilience: WithBudget: budget is a zero RetryBudget; make one with NewRetryQuota, NewRetryThrottle or NewRetryBudget"},
 		{"WithoutBudget", retry(resilience.WithoutBudget()), ""},
 
 		{"WithAbortOn(): changes nothing", retry(resilience.WithAbortOn()), ""},

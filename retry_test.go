@@ -3,6 +3,7 @@ package resilience_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"testing/synctest"
@@ -64,9 +65,9 @@ func TestRetry(t *testing.T) {
 		{name: "unlimited attempts, no throttle", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(ms)), resilience.WithoutBudget()},
 			results: []error{errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, nil}, wantCalls: 7,
 			wantWaits: []time.Duration{ms, ms, ms, ms, ms, ms}, wantOK: true},
-		{name: "unlimited attempts: the default throttle stops after five failures", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(ms))},
-			results: []error{errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, nil}, wantCalls: 5,
-			wantWaits: []time.Duration{ms, ms, ms, ms}, wantIs: []error{resilience.ErrRetryBudgetExhausted, errFlaky}},
+		{name: "unlimited attempts: the default quota stops after eight retries", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Constant(ms))},
+			results: []error{errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, nil}, wantCalls: 9,
+			wantWaits: []time.Duration{ms, ms, ms, ms, ms, ms, ms, ms}, wantIs: []error{resilience.ErrRetryBudgetExhausted, errFlaky}},
 		{name: "abort-on list", opts: []resilience.RetryOption{resilience.WithAbortOn(errFatal)},
 			results: []error{errFlaky, errFatal}, wantCalls: 2, wantWaits: []time.Duration{100 * ms}, wantErr: errFatal},
 		{name: "retry-on list retries listed errors", opts: []resilience.RetryOption{resilience.WithRetryOn(errFlaky)},
@@ -273,9 +274,44 @@ func TestRetryBadOptions(t *testing.T) {
 	}
 }
 
+// TestRetryErrorMessage: a give-up's message names its cause first. When a
+// guard refused the last attempt, the refusal comes first; when the retry
+// budget refused the retry, the message says which options change it.
 func TestRetryErrorMessage(t *testing.T) {
-	err := &resilience.RetryError{Attempts: 3, Last: io.EOF, Reason: resilience.ErrRetriesExhausted}
-	assert.EqualError(t, err, "resilience: retries exhausted after 3 attempts: EOF")
+	open := resilience.NewBreaker(resilience.WithBreakerThreshold(1))
+	open.Trip()
+	_, refusal := resilience.Do(context.Background(), resilience.Guarded[int](open), func(context.Context) (int, error) { return 0, nil })
+	require.ErrorIs(t, refusal, resilience.ErrBreakerOpen)
+	tests := []struct {
+		name string
+		err  *resilience.RetryError
+		want string
+	}{
+		{"attempts spent", &resilience.RetryError{Attempts: 3, Last: io.EOF, Reason: resilience.ErrRetriesExhausted},
+			"resilience: retries exhausted after 3 attempts: EOF"},
+		{"one attempt", &resilience.RetryError{Attempts: 1, Last: io.EOF, Reason: resilience.ErrRetriesExhausted},
+			"resilience: retries exhausted after 1 attempt: EOF"},
+		{"a rejected result", &resilience.RetryError{Attempts: 2, Reason: resilience.ErrRetriesExhausted},
+			"resilience: retries exhausted after 2 attempts: result rejected"},
+		{"the budget refused", &resilience.RetryError{Attempts: 2, Last: errFlaky, Reason: resilience.ErrRetryBudgetExhausted},
+			"resilience: retry budget exhausted after 2 attempts (WithBudget or WithoutBudget changes it): flaky"},
+		{"a breaker refused, the budget too", &resilience.RetryError{Attempts: 1, Last: refusal, Reason: resilience.ErrRetryBudgetExhausted},
+			"resilience: circuit breaker open (gave up after 1 attempt: retry budget exhausted; WithBudget or WithoutBudget changes it)"},
+		{"a breaker refused every attempt", &resilience.RetryError{Attempts: 3, Last: refusal, Reason: resilience.ErrRetriesExhausted},
+			"resilience: circuit breaker open (gave up after 3 attempts: retries exhausted)"},
+		{"a bulkhead refused", &resilience.RetryError{Attempts: 3, Last: resilience.ErrBulkheadFull, Reason: resilience.ErrRetriesExhausted},
+			"resilience: bulkhead full (gave up after 3 attempts: retries exhausted)"},
+		{"a rate limiter refused", &resilience.RetryError{Attempts: 2, Last: fmt.Errorf("users: %w", resilience.ErrRateLimited), Reason: resilience.ErrRetryBudgetExhausted},
+			"users: resilience: rate limited (gave up after 2 attempts: retry budget exhausted; WithBudget or WithoutBudget changes it)"},
+		{"the context ended", &resilience.RetryError{Attempts: 2, Last: refusal, Reason: context.Canceled},
+			"context canceled after 2 attempts: resilience: circuit breaker open"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.EqualError(t, tc.err, tc.want)
+			assert.ErrorIs(t, tc.err, tc.err.Reason)
+		})
+	}
 	assert.Equal(t, "retry", resilience.VerdictRetry.String())
 	assert.Equal(t, "Verdict(9)", resilience.Verdict(9).String())
 }

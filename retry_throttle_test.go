@@ -31,28 +31,19 @@ var zeroWait = resilience.WithBackoff(resilience.Constant(0))
 func down(context.Context) (int, error) { return 0, errFlaky }
 func up(context.Context) (int, error)   { return 1, nil }
 
-// TestRetryDefaultThrottle: with no budget given, a Retry throttles its
-// retries as gRPC does (10 tokens, −1 per failed attempt it would retry,
-// +0.2 per success, retries only above 5), per policy value.
-func TestRetryDefaultThrottle(t *testing.T) {
+// TestRetryThrottle: a throttle in the manner of gRPC's (10 tokens, −1 per
+// failed attempt it would retry, +0.2 per success, retries only above 5),
+// the default of a Retry before its retry quota.
+func TestRetryThrottle(t *testing.T) {
+	throttled := func(opts ...resilience.RetryOption) resilience.Policy[int] {
+		return resilience.Retry[int](append([]resilience.RetryOption{zeroWait, resilience.WithBudget(resilience.NewRetryThrottle(10, 0.2))}, opts...)...)
+	}
 	t.Run("an outage: the retries of about five failures, then none", func(t *testing.T) {
-		p := resilience.Retry[int](zeroWait)
 		// Tokens: 9, 8, 7 | 6, 5 (refused) | 4 | 3 ...
-		assert.Equal(t, []int{3, 2, 1, 1, 1}, attemptsPer(t, 5, p, down))
-	})
-	t.Run("each policy value has its own", func(t *testing.T) {
-		a, b := resilience.Retry[int](zeroWait), resilience.Retry[int](zeroWait)
-		attemptsPer(t, 5, a, down)
-		assert.Equal(t, []int{3, 2, 1}, attemptsPer(t, 3, b, down))
-		assert.Equal(t, []int{1}, attemptsPer(t, 1, a, down))
-	})
-	t.Run("a Retry built per call throttles nothing", func(t *testing.T) {
-		for range 5 {
-			assert.Equal(t, []int{3}, attemptsPer(t, 1, resilience.Retry[int](zeroWait), down))
-		}
+		assert.Equal(t, []int{3, 2, 1, 1, 1}, attemptsPer(t, 5, throttled(), down))
 	})
 	t.Run("successes refill it", func(t *testing.T) {
-		p := resilience.Retry[int](zeroWait)
+		p := throttled()
 		attemptsPer(t, 4, p, down) // 10 → 3 tokens
 		attemptsPer(t, 15, p, up)  // 6: a failure would leave 5, not more than half
 		assert.Equal(t, []int{1}, attemptsPer(t, 1, p, down))
@@ -60,7 +51,7 @@ func TestRetryDefaultThrottle(t *testing.T) {
 		assert.Equal(t, []int{2}, attemptsPer(t, 1, p, down))
 	})
 	t.Run("a healthy service at 10% failures keeps it full", func(t *testing.T) {
-		p := resilience.Retry[int](zeroWait)
+		p := throttled()
 		n := 0
 		sometimes := func(context.Context) (int, error) {
 			if n++; n%10 == 0 {
@@ -74,7 +65,7 @@ func TestRetryDefaultThrottle(t *testing.T) {
 		assert.Equal(t, []int{3, 2, 1}, attemptsPer(t, 3, p, down), "full again: 10 tokens")
 	})
 	t.Run("errors not retried and the caller's cancellation take nothing", func(t *testing.T) {
-		p := resilience.Retry[int](zeroWait, resilience.WithAbortOn(errFatal))
+		p := throttled(resilience.WithAbortOn(errFatal))
 		attemptsPer(t, 20, p, func(context.Context) (int, error) { return 0, errFatal })
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
@@ -83,19 +74,13 @@ func TestRetryDefaultThrottle(t *testing.T) {
 		}
 		assert.Equal(t, []int{3}, attemptsPer(t, 1, p, down))
 	})
-	t.Run("WithoutBudget turns it off", func(t *testing.T) {
-		p := resilience.Retry[int](zeroWait, resilience.WithoutBudget())
-		for i, a := range attemptsPer(t, 100, p, down) {
-			require.Equal(t, 3, a, "request %d", i)
-		}
-	})
 	t.Run("the refusal error", func(t *testing.T) {
-		p := resilience.Retry[int](zeroWait)
+		p := throttled()
 		attemptsPer(t, 1, p, down)
 		_, err := p.Execute(context.Background(), down)
 		assert.ErrorIs(t, err, resilience.ErrRetryBudgetExhausted)
 		assert.ErrorIs(t, err, errFlaky)
-		assert.EqualError(t, err, "resilience: retry budget exhausted after 2 attempts: flaky")
+		assert.EqualError(t, err, "resilience: retry budget exhausted after 2 attempts (WithBudget or WithoutBudget changes it): flaky")
 	})
 }
 
