@@ -33,7 +33,7 @@ import (
 // With [WithObserver] the breaker reports an [EventStateChange] for every
 // change of state, an [EventRefused] for every refusal (with its retry
 // hint) and, for an [OutcomeObserver] that asks, an [EventCallEnded] for
-// every call; [WithBreakerOnStateChange] is a convenience over the first.
+// every call.
 // Observers and hooks run outside every lock.
 //
 // A Breaker is safe for concurrent use. Its zero value is not usable: make

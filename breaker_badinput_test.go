@@ -2,7 +2,6 @@ package resilience_test
 
 import (
 	"math"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -101,10 +100,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"jitter +Inf", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(inf) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got +Inf"},
 		{"jitter -Inf", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(-inf) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got -Inf"},
 
-		{"rand nil", func() resilience.BreakerOption { return resilience.WithBreakerRand(nil) }, "resilience: WithBreakerRand: rand is nil"},
-		{"rand typed nil", func() resilience.BreakerOption { return resilience.WithBreakerRand((*rand.Rand)(nil)) }, "resilience: WithBreakerRand: rand is a nil *rand.Rand"},
 		{"predicate nil", func() resilience.BreakerOption { return resilience.WithBreakerFailureIf(nil) }, "resilience: WithBreakerFailureIf: predicate is nil"},
-		{"hook nil", func() resilience.BreakerOption { return resilience.WithBreakerOnStateChange(nil) }, "resilience: WithBreakerOnStateChange: hook is nil"},
 		{"clock nil", func() resilience.BreakerOption { return resilience.WithClock(nil) }, "resilience: WithClock: clock is nil"},
 		{"clock typed nil", func() resilience.BreakerOption { return resilience.WithClock((*clock.Mock)(nil)) }, "resilience: WithClock: clock is a nil *clock.Mock"},
 		{"observer nil", func() resilience.BreakerOption { return resilience.WithObserver(nil) }, "resilience: WithObserver: observer is nil"},

@@ -73,7 +73,7 @@ func TestBreakerOneDelivererAtATime(t *testing.T) {
 		var log []string
 		depth := 0
 		b = resilience.NewBreaker(resilience.WithClock(clock.NewMock()), resilience.WithBreakerThreshold(1),
-			resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
+			onStateChange(func(from, to resilience.BreakerState) {
 				depth++
 				defer func() { depth-- }()
 				log = append(log, fmt.Sprintf("%v->%v at depth %d", from, to, depth))
@@ -91,7 +91,7 @@ func TestBreakerOneDelivererAtATime(t *testing.T) {
 		var mu sync.Mutex
 		var got []string
 		b := resilience.NewBreaker(resilience.WithClock(clock.NewMock()), resilience.WithBreakerThreshold(1),
-			resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
+			onStateChange(func(from, to resilience.BreakerState) {
 				if running.Add(1) > 1 {
 					overlaps.Add(1)
 				}
@@ -129,7 +129,7 @@ func TestBreakerHookPanicsOnce(t *testing.T) {
 	mock := clock.NewMock()
 	var got []string
 	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second),
-		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
+		onStateChange(func(from, to resilience.BreakerState) {
 			if len(got) == 0 {
 				got = append(got, "panicked")
 				panic("hook")
@@ -227,14 +227,14 @@ func TestBreakerChurn(t *testing.T) {
 		observed = append(observed, e.To)
 	})
 	b := resilience.NewBreaker(resilience.WithBreakerThreshold(3), resilience.WithBreakerFailureRate(0.5, 4, 8),
-		resilience.WithBreakerCoolDown(0), resilience.WithBreakerProbes(2), resilience.WithObserver(obs),
-		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
-			if running.Add(1) > 1 {
-				overlaps.Add(1)
-			}
-			defer running.Add(-1)
-			hooked = append(hooked, to) // unguarded: the hook never runs twice at once
-		}))
+		resilience.WithBreakerCoolDown(0), resilience.WithBreakerProbes(2), resilience.WithObserver(resilience.MultiObserver(obs,
+			stateObserver(func(from, to resilience.BreakerState) {
+				if running.Add(1) > 1 {
+					overlaps.Add(1)
+				}
+				defer running.Add(-1)
+				hooked = append(hooked, to) // unguarded: the hook never runs twice at once
+			}))))
 	p := resilience.Guarded[int](b)
 	var answered atomic.Int64
 	var wg sync.WaitGroup

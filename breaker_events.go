@@ -24,7 +24,7 @@ type outbox struct {
 }
 
 // reports says whether state changes are handed to anyone.
-func (c *breakerConfig) reports() bool { return c.observer != nil || c.onChange != nil }
+func (c *breakerConfig) reports() bool { return c.observer != nil }
 
 // queue adds a change to deliver. b.mu is held.
 func (b *Breaker) queue(from, to BreakerState) {
@@ -91,9 +91,6 @@ func (b *Breaker) handOut(c stateChange) {
 			ctx = context.Background()
 		}
 		b.cfg.observe(ctx, Event{Kind: EventStateChange, Component: breakerComponent, From: c.from, To: c.to})
-	}
-	if b.cfg.onChange != nil {
-		b.cfg.onChange(c.from, c.to)
 	}
 }
 

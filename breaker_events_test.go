@@ -47,11 +47,12 @@ func TestBreakerEvents(t *testing.T) {
 			clk := newManualClock()
 			obs := &breakerRecorder{outcomes: outcomes}
 			var hooked []string
-			b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithObserver(obs), resilience.WithName("payments"),
-				resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second), resilience.WithBreakerHintJitter(0),
-				resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
-					hooked = append(hooked, fmt.Sprintf("%v->%v", from, to))
-				}))
+			hook := stateObserver(func(from, to resilience.BreakerState) {
+				hooked = append(hooked, fmt.Sprintf("%v->%v", from, to))
+			})
+			b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithObserver(resilience.MultiObserver(obs, hook)),
+				resilience.WithName("payments"), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second),
+				resilience.WithBreakerHintJitter(0))
 			obs.b = b
 			call := func(ctx context.Context, took time.Duration, err error) {
 				_, _ = resilience.Do(ctx, resilience.Guarded[int](b), func(context.Context) (int, error) {

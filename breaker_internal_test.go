@@ -78,8 +78,7 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 		})
 	}
 	plain := changes(NewBreaker(WithClock(clock.NewMock())))
-	reported := changes(NewBreaker(WithClock(clock.NewMock()), WithObserver(&countingObserver{}),
-		WithBreakerOnStateChange(func(from, to BreakerState) {})))
+	reported := changes(NewBreaker(WithClock(clock.NewMock()), WithObserver(&countingObserver{})))
 	assert.Equal(t, plain, reported, "allocations of Trip and Reset, reported and not")
 }
 
@@ -381,12 +380,15 @@ func TestBreakerCountWindowSuccessIsLockFree(t *testing.T) {
 // queued are delivered and the queue is empty again.
 func TestBreakerQueueDrained(t *testing.T) {
 	n := 0
-	b := NewBreaker(WithClock(clock.NewMock()), WithBreakerOnStateChange(func(from, to BreakerState) {
+	b := NewBreaker(WithClock(clock.NewMock()), WithObserver(ObserverFunc(func(_ context.Context, e Event) {
+		if e.Kind != EventStateChange {
+			return
+		}
 		n++
 		if n == 1 {
 			panic("hook")
 		}
-	}))
+	})))
 	assert.Panics(t, b.Trip)
 	for range 1000 {
 		b.Reset()

@@ -25,8 +25,7 @@ type breakerConfig struct {
 	successes   int
 	hintJitter  float64
 	isFailure   func(error) bool
-	onChange    func(from, to BreakerState)
-	rand        source // of the hint's jitter
+	rand        source // of the hint's jitter: math/rand/v2 but in tests
 	common
 }
 
@@ -203,19 +202,6 @@ func WithBreakerHintJitter(f float64) BreakerOption {
 	return breakerOptionFunc(func(c *breakerConfig) { c.hintJitter = f })
 }
 
-// WithBreakerRand makes the jitter of the retry hints (see
-// [WithBreakerHintJitter]) draw from r, so that tests and simulations see
-// the same hints on every run. r must be safe for concurrent use if the
-// breaker's refusals are read from several goroutines at once (a
-// *rand.Rand of math/rand/v2 is not); by default math/rand/v2's top-level
-// functions, which are, are used. It panics if r is nil or a nil pointer.
-func WithBreakerRand(r Rand) BreakerOption {
-	if isNil(r) {
-		panic("resilience: WithBreakerRand: rand is " + nilName(r))
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.rand = source{r} })
-}
-
 // WithBreakerFailureIf decides which errors count as failures; errors for
 // which f returns false count as successes. context.Canceled counts
 // neither way unless f is given. f never sees nil. It panics if f is nil.
@@ -224,20 +210,4 @@ func WithBreakerFailureIf(f func(err error) bool) BreakerOption {
 		panic("resilience: WithBreakerFailureIf: predicate is nil")
 	}
 	return breakerOptionFunc(func(c *breakerConfig) { c.isFailure = f })
-}
-
-// WithBreakerOnStateChange sets a hook called with every change of state,
-// in the order the changes happened, outside every lock: it may call the
-// breaker's methods. It is a convenience over the [Observer]'s
-// [EventStateChange], delivered the same way: by the goroutine that made
-// the change, or by the one delivering changes at the time, so the hook
-// never runs twice at once. If it panics, the panic goes up through the
-// call that was delivering, and the changes after that one are delivered
-// by the breaker's next change or next call of State or Metrics. It
-// panics if f is nil.
-func WithBreakerOnStateChange(f func(from, to BreakerState)) BreakerOption {
-	if f == nil {
-		panic("resilience: WithBreakerOnStateChange: hook is nil")
-	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.onChange = f })
 }

@@ -298,7 +298,7 @@ func TestBreakerStateChangeHook(t *testing.T) {
 	var got []string
 	var b *resilience.Breaker
 	b = resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second),
-		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
+		onStateChange(func(from, to resilience.BreakerState) {
 			got = append(got, fmt.Sprintf("%v->%v (now %v)", from, to, b.State()))
 			if to == resilience.BreakerHalfOpen && len(got) == 2 {
 				b.Trip() // a change made from the hook is delivered after this one
@@ -337,7 +337,7 @@ func TestBreakerStress(t *testing.T) {
 	mock := clock.NewMock() // time stands still: once open, it stays open
 	var changes atomic.Int32
 	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(3),
-		resilience.WithBreakerOnStateChange(func(_, _ resilience.BreakerState) { changes.Add(1) }))
+		onStateChange(func(_, _ resilience.BreakerState) { changes.Add(1) }))
 	p := resilience.Guarded[int](b)
 	var ran, refused, answered atomic.Int64
 	phase := func(fail bool) {

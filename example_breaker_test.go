@@ -17,9 +17,11 @@ func ExampleNewBreaker() {
 		resilience.WithBreakerThreshold(2),
 		resilience.WithBreakerCoolDown(time.Minute),
 		resilience.WithClock(mock),
-		resilience.WithBreakerOnStateChange(func(from, to resilience.BreakerState) {
-			fmt.Println("breaker:", from, "->", to)
-		}),
+		resilience.WithObserver(resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			if e.Kind == resilience.EventStateChange {
+				fmt.Println("breaker:", e.From, "->", e.To)
+			}
+		})),
 	)
 	policy := resilience.Guarded[string](breaker)
 	down := func(context.Context) (string, error) { return "", errors.New("down") }

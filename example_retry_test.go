@@ -24,9 +24,11 @@ func ExampleRetry() {
 	policy := resilience.Retry[string](
 		resilience.WithAttempts(4),
 		resilience.WithBackoff(resilience.Exponential(time.Millisecond, 2)),
-		resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
-			fmt.Printf("attempt %d failed (%v), retrying in %v\n", attempt, err, wait)
-		}),
+		resilience.WithObserver(resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			if e.Kind == resilience.EventRetry {
+				fmt.Printf("attempt %d failed (%v), retrying in %v\n", e.Attempt, e.Err, e.Wait)
+			}
+		})),
 	)
 	v, err := resilience.Do(context.Background(), policy, flaky(2))
 	fmt.Println(v, err)

@@ -112,9 +112,6 @@ func TestNilChecksRefuseOnlyWhatIsNil(t *testing.T) {
 		{"UseRand(Schedule(), nil slice)", func() { resilience.UseRand(resilience.Schedule(), randSeq(nil)) }, ""},
 		{"UseRand(b, nil chan)", func() { resilience.UseRand(resilience.FullJitter(resilience.Constant(s)), randChan(nil)) },
 			"resilience: UseRand: rand is a nil resilience_test.randChan"},
-		{"WithBreakerRand(nil slice)", func() { resilience.NewBreaker(resilience.WithBreakerRand(randSeq(nil))) }, ""},
-		{"WithBreakerRand(nil chan)", func() { resilience.WithBreakerRand(randChan(nil)) },
-			"resilience: WithBreakerRand: rand is a nil resilience_test.randChan"},
 		{"WithRetryOn(nil slice)", func() { resilience.Retry[int](resilience.WithRetryOn(errList(nil))) }, ""},
 		{"WithAbortOn(nil map)", func() { resilience.Retry[int](resilience.WithAbortOn(errSet(nil))) }, ""},
 		{"WithAbortOn(nil chan)", func() { resilience.WithAbortOn(errChan(nil)) },
@@ -149,7 +146,7 @@ func TestEmptyScheduleMakesNoRetry(t *testing.T) {
 	calls := 0
 	fn := func(context.Context) (int, error) { calls++; return 0, errFlaky }
 	p := resilience.Retry[int](resilience.WithBackoff(resilience.Schedule()), resilience.WithRetryOn(errList(nil), errFlaky),
-		resilience.WithAbortOn(errSet(nil)), resilience.WithObserver(observerList(nil)))
+		resilience.WithObserver(observerList(nil)))
 	_, err := p.Execute(context.Background(), fn)
 	assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
 	assert.ErrorIs(t, err, errFlaky)

@@ -32,8 +32,10 @@ import (
 // When the attempts run out, the error is a *[RetryError] that matches both
 // [ErrRetriesExhausted] and the last attempt's error. When the caller's
 // context ends during a wait, the error matches the context's error and the
-// last attempt's error, not ErrRetriesExhausted. An error classified as
-// [VerdictFail] or [VerdictSucceed] is returned as it is.
+// last attempt's error, not ErrRetriesExhausted. An error not to retry is
+// returned as it is. Which errors are retried is said by one of
+// [WithRetryOn], [WithAbortOn] or [WithRetryIf] (two of them panic), and
+// [Permanent] marks one error not to retry whatever they say.
 //
 // With [WithObserver], the policy reports each failed attempt
 // ([EventAttemptFailed]), each retry before its wait ([EventRetry]), the
@@ -87,35 +89,6 @@ func defaultRetryBackoff() Backoff {
 	return defaultBackoff.b
 }
 
-// Verdict is what a classifier decides about an attempt's outcome, in the
-// terms of go-resiliency's retrier.
-type Verdict int
-
-const (
-	// VerdictSucceed ends the retries and returns the outcome as it is.
-	VerdictSucceed Verdict = iota
-	// VerdictFail ends the retries and returns the outcome as it is.
-	VerdictFail
-	// VerdictRetry makes another attempt, if attempts, time and budget allow.
-	VerdictRetry
-)
-
-// validVerdict reports whether v is one of the three verdicts.
-func validVerdict(v Verdict) bool { return v >= VerdictSucceed && v <= VerdictRetry }
-
-// String returns the verdict's name.
-func (v Verdict) String() string {
-	switch v {
-	case VerdictSucceed:
-		return "succeed"
-	case VerdictFail:
-		return "fail"
-	case VerdictRetry:
-		return "retry"
-	}
-	return "Verdict(" + strconv.Itoa(int(v)) + ")"
-}
-
 // RetryOption configures [Retry]. [Option] ([WithClock], [WithObserver],
 // [WithName]) and [WithDiscard] are ones too.
 type RetryOption interface {
@@ -127,20 +100,18 @@ type retryConfig struct {
 	backoff       Backoff
 	maxElapsed    time.Duration // 0: no limit
 	maxRetryAfter time.Duration
-	onRetry       func(attempt int, err error, wait time.Duration)
 	budget        *RetryBudget // nil: none
 	budgetSet     bool         // WithBudget or WithoutBudget was given
-	lastErrOnEnd  bool
-	discard       any // func(T), checked by Retry[T]
+	discard       any          // func(T), checked by Retry[T]
 	common
 
-	// Classification, in the order it is consulted.
-	abortOn    []error
-	retryOn    []error
-	retryOnSet bool // WithRetryOn was given, perhaps with no error
-	retryIf    func(error) bool
-	classifier func(error) Verdict
-	resultPred any // func(T) bool, checked by Retry[T]
+	// Classification: one of the three, named in classifiedBy.
+	classifiedBy string
+	abortOn      []error
+	retryOn      []error
+	retryOnSet   bool // WithRetryOn was given, perhaps with no error
+	retryIf      func(error) bool
+	resultPred   any // func(T) bool, checked by Retry[T]
 }
 
 type retryOptionFunc func(*retryConfig)
@@ -189,32 +160,16 @@ func WithMaxRetryAfter(d time.Duration) RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.maxRetryAfter = d })
 }
 
-// WithOnRetry sets a hook called before each wait with the attempt that
-// just failed (from 1), its error and the wait to come, in the caller's
-// goroutine: a shorthand for an [Observer] that handles [EventRetry]. It is
-// never called after the last attempt. It panics if f is nil.
-func WithOnRetry(f func(attempt int, err error, wait time.Duration)) RetryOption {
-	if f == nil {
-		panic("resilience: WithOnRetry: hook is nil")
-	}
-	return retryOptionFunc(func(c *retryConfig) { c.onRetry = f })
-}
-
-// WithLastErrorOnCancel makes a retry whose context ends during a wait
-// return the last attempt's error as it is, instead of an error matching the
-// context's (go-resiliency's behaviour). By default the context's error
-// comes first, with the last attempt's error still reachable.
-func WithLastErrorOnCancel() RetryOption {
-	return retryOptionFunc(func(c *retryConfig) { c.lastErrOnEnd = true })
-}
-
 // WithAbortOn lists errors never to retry (matched with errors.Is): a
 // blacklist. With no errors it changes nothing; lists given more than once
 // add up. It panics if an error is nil or a nil pointer.
 func WithAbortOn(errs ...error) RetryOption {
 	checkErrs("WithAbortOn", errs)
 	errs = append([]error(nil), errs...)
-	return retryOptionFunc(func(c *retryConfig) { c.abortOn = append(c.abortOn, errs...) })
+	return retryOptionFunc(func(c *retryConfig) {
+		c.classify("WithAbortOn")
+		c.abortOn = append(c.abortOn, errs...)
+	})
 }
 
 // WithRetryOn lists the only errors to retry (matched with errors.Is): a
@@ -225,8 +180,19 @@ func WithRetryOn(errs ...error) RetryOption {
 	checkErrs("WithRetryOn", errs)
 	errs = append([]error(nil), errs...)
 	return retryOptionFunc(func(c *retryConfig) {
+		c.classify("WithRetryOn")
 		c.retryOn, c.retryOnSet = append(c.retryOn, errs...), true
 	})
+}
+
+// classify records that option decides which errors to retry, and panics
+// if another already does: two ways to classify would override each other
+// silently.
+func (c *retryConfig) classify(option string) {
+	if c.classifiedBy != "" && c.classifiedBy != option {
+		panic(fmt.Sprintf("resilience: Retry: %s and %s both decide which errors to retry; give one (WithRetryIf can say what both say)", c.classifiedBy, option))
+	}
+	c.classifiedBy = option
 }
 
 func checkErrs(fn string, errs []error) {
@@ -243,18 +209,10 @@ func WithRetryIf(f func(err error) bool) RetryOption {
 	if f == nil {
 		panic("resilience: WithRetryIf: predicate is nil")
 	}
-	return retryOptionFunc(func(c *retryConfig) { c.retryIf = f })
-}
-
-// WithClassifier decides about every error with f, in the seeds' terms.
-// It panics if f is nil. A call whose classifier returns a value other
-// than [VerdictSucceed], [VerdictFail] or [VerdictRetry] panics, naming the
-// value: a bug in the classifier is not silently read as one of them.
-func WithClassifier(f func(err error) Verdict) RetryOption {
-	if f == nil {
-		panic("resilience: WithClassifier: classifier is nil")
-	}
-	return retryOptionFunc(func(c *retryConfig) { c.classifier = f })
+	return retryOptionFunc(func(c *retryConfig) {
+		c.classify("WithRetryIf")
+		c.retryIf = f
+	})
 }
 
 // WithRetryIfResult retries a successful attempt whose result f rejects
@@ -270,7 +228,8 @@ func WithRetryIfResult[T any](f func(result T) bool) RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.resultPred = f })
 }
 
-// Permanent marks err as one not to retry, whatever the classifier says.
+// Permanent marks err as one not to retry, whatever [WithRetryOn] or
+// [WithRetryIf] say.
 // Retry returns err itself, unwrapped. Permanent(nil) is nil.
 func Permanent(err error) error {
 	if err == nil {

@@ -155,7 +155,7 @@ func TestRetryPassesPreviousWait(t *testing.T) {
 		var got []time.Duration
 		p := resilience.Retry[int](resilience.WithAttempts(6), resilience.WithoutBudget(),
 			resilience.WithBackoff(resilience.UseRand(resilience.DecorrelatedJitter(base, most), rand.New(rand.NewPCG(1, 2)))),
-			resilience.WithOnRetry(func(_ int, _ error, d time.Duration) { got = append(got, d) }))
+			onRetry(func(_ int, _ error, d time.Duration) { got = append(got, d) }))
 		fn, _ := script(errFlaky, errFlaky, errFlaky, errFlaky, errFlaky, nil)
 		_, err := p.Execute(context.Background(), fn)
 		require.NoError(t, err)
@@ -177,7 +177,7 @@ func TestRetryDiscardsBeforeTheWait(t *testing.T) {
 			resilience.WithBackoff(resilience.Constant(time.Minute)),
 			resilience.WithRetryIfResult(func(v int) bool { return v < 10 }),
 			resilience.WithDiscard(func(v int) { discarded = append(discarded, v) }),
-			resilience.WithOnRetry(func(int, error, time.Duration) {
+			onRetry(func(int, error, time.Duration) {
 				time.AfterFunc(time.Second, cancel) // the caller gives up during the wait
 			}),
 		)

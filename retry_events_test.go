@@ -131,17 +131,3 @@ func TestRetryEventsDiscard(t *testing.T) {
 		resilience.EventDiscarded, resilience.EventCallEnded}, kinds)
 	assert.Equal(t, resilience.Event{Kind: resilience.EventDiscarded, Component: "retry", Attempt: 1}, log.events[2])
 }
-
-// TestRetryOnRetryBesideObserver: the hook is a shorthand for EventRetry;
-// both are told, with the same figures.
-func TestRetryOnRetryBesideObserver(t *testing.T) {
-	log := &eventLog{}
-	var hooked []time.Duration
-	p := resilience.Retry[int](resilience.WithObserver(log), resilience.WithBackoff(resilience.Constant(0)),
-		resilience.WithOnRetry(func(_ int, _ error, d time.Duration) { hooked = append(hooked, d) }))
-	fn, _ := script(errFlaky, nil)
-	_, err := p.Execute(context.Background(), fn)
-	assert.NoError(t, err)
-	assert.Equal(t, []time.Duration{0}, hooked)
-	assert.Len(t, log.events, 2)
-}

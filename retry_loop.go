@@ -3,7 +3,6 @@ package resilience
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -62,7 +61,7 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 	var paid int64 // what the last retry took from a quota
 	for attempt := 1; ; attempt++ {
 		verdict := r.classify(ctx, v, err)
-		if verdict != VerdictRetry {
+		if verdict != verdictRetry {
 			return v, attempt, r.settle(ctx, attempt, err, verdict, paid)
 		}
 		r.attemptFailed(ctx, attempt, err, true)
@@ -106,42 +105,32 @@ func (r *retry[T]) pause(ctx context.Context, wait time.Duration) bool {
 	return wait == 0 || r.sleep(ctx, wait)
 }
 
+// verdict is what classify decides about an attempt's outcome.
+type verdict int
+
+const (
+	verdictSucceed verdict = iota // a success: the retries end
+	verdictFail                   // an error not to retry: returned as it is
+	verdictRetry                  // another attempt, if attempts, time and budget allow
+)
+
 // classify decides about one attempt's outcome.
-func (r *retry[T]) classify(ctx context.Context, v T, err error) Verdict {
+func (r *retry[T]) classify(ctx context.Context, v T, err error) verdict {
 	if err == nil {
 		if r.retryResult != nil && r.retryResult(v) {
-			return VerdictRetry
+			return verdictRetry
 		}
-		return VerdictSucceed
+		return verdictSucceed
 	}
 	if asPermanent(err) != nil || ctx.Err() != nil || matchesAny(err, r.abortOn) {
-		return VerdictFail
+		return verdictFail
 	}
-	return r.classifyError(err)
-}
-
-// classifyError asks the options that decide which errors to retry.
-func (c *retryConfig) classifyError(err error) Verdict {
 	switch {
-	case c.retryOnSet:
-		return retryWhen(matchesAny(err, c.retryOn))
-	case c.retryIf != nil:
-		return retryWhen(c.retryIf(err))
-	case c.classifier != nil:
-		v := c.classifier(err)
-		if !validVerdict(v) {
-			panic(badVerdict(v))
-		}
-		return v
+	case r.retryOnSet && !matchesAny(err, r.retryOn),
+		r.retryIf != nil && !r.retryIf(err):
+		return verdictFail
 	}
-	return VerdictRetry
-}
-
-func retryWhen(retry bool) Verdict {
-	if retry {
-		return VerdictRetry
-	}
-	return VerdictFail
+	return verdictRetry
 }
 
 // matchesAny reports whether err matches one of errs, as errors.Is sees it.
@@ -154,14 +143,10 @@ func matchesAny(err error, errs []error) bool {
 	return false
 }
 
-func badVerdict(v Verdict) string {
-	return fmt.Sprintf("resilience: Retry: classifier returned %v, want VerdictSucceed, VerdictFail or VerdictRetry", v)
-}
-
 // settle ends the retries on an outcome not to retry, and returns its
 // error: the attempt's own, without a Permanent mark.
-func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict Verdict, paid int64) error {
-	if verdict == VerdictSucceed {
+func (r *retry[T]) settle(ctx context.Context, attempt int, err error, verdict verdict, paid int64) error {
+	if verdict == verdictSucceed {
 		r.succeeded(paid)
 	} else if err != nil {
 		r.attemptFailed(ctx, attempt, err, false)
@@ -235,11 +220,8 @@ func (r *retry[T]) fits(ctx context.Context, start time.Time, wait time.Duration
 	return true
 }
 
-// announce tells the hook and the observer about a retry to come.
+// announce tells the observer about a retry to come.
 func (r *retry[T]) announce(ctx context.Context, attempt int, err error, wait time.Duration) {
-	if r.onRetry != nil {
-		r.onRetry(attempt, err, wait)
-	}
 	if r.observer != nil {
 		r.observe(ctx, Event{Kind: EventRetry, Component: componentRetry, Attempt: attempt, Err: err, Wait: wait})
 	}
@@ -264,10 +246,6 @@ func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) bool {
 func (r *retry[T]) giveUp(ctx context.Context, attempt int, last, reason error) error {
 	if r.observer != nil {
 		r.observe(ctx, Event{Kind: EventGiveUp, Component: componentRetry, Attempt: attempt, Err: last, Reason: reason})
-	}
-	ctxEnded := reason != ErrRetriesExhausted && reason != ErrRetryBudgetExhausted
-	if ctxEnded && r.lastErrOnEnd && last != nil {
-		return last
 	}
 	return &RetryError{Attempts: attempt, Last: last, Reason: reason}
 }

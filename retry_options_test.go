@@ -1,7 +1,6 @@
 package resilience_test
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -52,7 +51,6 @@ func TestRetryOptionsSweep(t *testing.T) {
 		{"WithMaxRetryAfter(-1s)", func() { resilience.WithMaxRetryAfter(-time.Second) }, "resilience: WithMaxRetryAfter: d must not be negative, got -1s"},
 		{"WithMaxRetryAfter(huge)", retry(resilience.WithMaxRetryAfter(huge)), ""},
 
-		{"WithOnRetry(nil)", func() { resilience.WithOnRetry(nil) }, "resilience: WithOnRetry: hook is nil"},
 		{"WithBudget(nil)", func() { resilience.WithBudget(nil) }, "resilience: WithBudget: budget is nil"},
 		{"WithBudget(zero budget)", func() { resilience.WithBudget(&resilience.RetryBudget{}) },
 			"resilience: WithBudget: budget is a zero RetryBudget; make one with NewRetryQuota, NewRetryThrottle or NewRetryBudget"},
@@ -65,7 +63,13 @@ func TestRetryOptionsSweep(t *testing.T) {
 		{"WithRetryOn(nil)", func() { resilience.WithRetryOn(nil) }, "resilience: WithRetryOn: error 0 is nil"},
 		{"WithRetryOn(typed nil)", func() { resilience.WithRetryOn((*nilErr)(nil)) }, "resilience: WithRetryOn: error 0 is a nil *resilience_test.nilErr"},
 		{"WithRetryIf(nil)", func() { resilience.WithRetryIf(nil) }, "resilience: WithRetryIf: predicate is nil"},
-		{"WithClassifier(nil)", func() { resilience.WithClassifier(nil) }, "resilience: WithClassifier: classifier is nil"},
+		{"WithRetryOn and WithRetryIf", retry(resilience.WithRetryOn(errFatal), resilience.WithRetryIf(func(error) bool { return true })),
+			"resilience: Retry: WithRetryOn and WithRetryIf both decide which errors to retry; give one (WithRetryIf can say what both say)"},
+		{"WithRetryIf and WithAbortOn", retry(resilience.WithRetryIf(func(error) bool { return true }), resilience.WithAbortOn(errFatal)),
+			"resilience: Retry: WithRetryIf and WithAbortOn both decide which errors to retry; give one (WithRetryIf can say what both say)"},
+		{"WithAbortOn and WithRetryOn", retry(resilience.WithAbortOn(errFatal), resilience.WithRetryOn(errFlaky)),
+			"resilience: Retry: WithAbortOn and WithRetryOn both decide which errors to retry; give one (WithRetryIf can say what both say)"},
+		{"WithRetryOn twice: the lists add up", retry(resilience.WithRetryOn(errFatal), resilience.WithRetryOn(errFlaky)), ""},
 		{"WithRetryIfResult(nil)", func() { resilience.WithRetryIfResult[int](nil) }, "resilience: WithRetryIfResult: predicate is nil"},
 		{"WithRetryIfResult(other type)", retry(resilience.WithRetryIfResult(func(string) bool { return true })),
 			"resilience: WithRetryIfResult: predicate is func(string) bool, but the policy's result type is int"},
@@ -118,15 +122,4 @@ func TestRetryOptionsSweep(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestRetryUnknownVerdict: a classifier that returns something other than
-// the three verdicts is a bug, named at the call.
-func TestRetryUnknownVerdict(t *testing.T) {
-	p := resilience.Retry[int](resilience.WithClassifier(func(error) resilience.Verdict { return 7 }))
-	fn, calls := script(errFlaky, nil)
-	assert.PanicsWithValue(t, "resilience: Retry: classifier returned Verdict(7), want VerdictSucceed, VerdictFail or VerdictRetry", func() {
-		_, _ = p.Execute(context.Background(), fn)
-	})
-	assert.Equal(t, 1, *calls, "no retry on an unknown verdict")
 }

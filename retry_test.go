@@ -76,8 +76,6 @@ func TestRetry(t *testing.T) {
 			results: []error{errFatal}, wantCalls: 1, wantErr: errFatal},
 		{name: "predicate", opts: []resilience.RetryOption{resilience.WithRetryIf(func(err error) bool { return errors.Is(err, errFlaky) })},
 			results: []error{errFlaky, errFatal}, wantCalls: 2, wantWaits: []time.Duration{100 * ms}, wantErr: errFatal},
-		{name: "classifier says succeed", opts: []resilience.RetryOption{resilience.WithClassifier(func(error) resilience.Verdict { return resilience.VerdictSucceed })},
-			results: []error{errFlaky}, wantCalls: 1, wantErr: errFlaky},
 		{name: "permanent error is returned unwrapped", results: []error{errFlaky, resilience.Permanent(errFatal)}, wantCalls: 2,
 			wantWaits: []time.Duration{100 * ms}, wantErr: errFatal},
 		{name: "backoff that stops ends the retries", opts: []resilience.RetryOption{resilience.WithAttempts(0), resilience.WithBackoff(resilience.Schedule(ms, 2*ms))},
@@ -101,7 +99,7 @@ func TestRetry(t *testing.T) {
 				var waits []time.Duration
 				opts := append([]resilience.RetryOption{
 					resilience.WithBackoff(linearWaits),
-					resilience.WithOnRetry(func(_ int, _ error, d time.Duration) { waits = append(waits, d) }),
+					onRetry(func(_ int, _ error, d time.Duration) { waits = append(waits, d) }),
 				}, tc.opts...)
 				fn, calls := script(tc.results...)
 				start := time.Now()
@@ -158,32 +156,19 @@ func TestRetryResultPredicate(t *testing.T) {
 // TestRetryContextEndsDuringWait: the error matches ctx's error and keeps
 // the last attempt's error, and is not ErrRetriesExhausted.
 func TestRetryContextEndsDuringWait(t *testing.T) {
-	for _, lastErr := range []bool{false, true} {
-		name := map[bool]string{false: "ctx error first", true: "last error"}[lastErr]
-		t.Run(name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				opts := []resilience.RetryOption{resilience.WithBackoff(resilience.Constant(time.Minute))}
-				if lastErr {
-					opts = append(opts, resilience.WithLastErrorOnCancel())
-				}
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				time.AfterFunc(10*time.Second, cancel)
-				fn, calls := script(io.ErrUnexpectedEOF)
-				start := time.Now()
-				_, err := resilience.Do(ctx, resilience.Retry[int](opts...), fn)
-				assert.Equal(t, 10*time.Second, time.Since(start), "returns as soon as ctx ends")
-				assert.Equal(t, 1, *calls)
-				assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
-				assert.NotErrorIs(t, err, resilience.ErrRetriesExhausted)
-				if lastErr {
-					assert.Equal(t, io.ErrUnexpectedEOF, err)
-				} else {
-					assert.ErrorIs(t, err, context.Canceled)
-				}
-			})
-		})
-	}
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(10*time.Second, cancel)
+		fn, calls := script(io.ErrUnexpectedEOF)
+		start := time.Now()
+		_, err := resilience.Do(ctx, resilience.Retry[int](resilience.WithBackoff(resilience.Constant(time.Minute))), fn)
+		assert.Equal(t, 10*time.Second, time.Since(start), "returns as soon as ctx ends")
+		assert.Equal(t, 1, *calls)
+		assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		assert.ErrorIs(t, err, context.Canceled)
+		assert.NotErrorIs(t, err, resilience.ErrRetriesExhausted)
+	})
 }
 
 // TestRetryNeverSleepsIntoTheDeadline: a wait that would end past the
@@ -242,7 +227,7 @@ func TestRetryOnRetryHook(t *testing.T) {
 	}
 	var got []call
 	p := resilience.Retry[int](resilience.WithBackoff(resilience.Constant(0)),
-		resilience.WithOnRetry(func(a int, err error, d time.Duration) { got = append(got, call{a, err, d}) }))
+		onRetry(func(a int, err error, d time.Duration) { got = append(got, call{a, err, d}) }))
 	fn, _ := script(errFlaky)
 	_, _ = p.Execute(context.Background(), fn)
 	assert.Equal(t, []call{{1, errFlaky, 0}, {2, errFlaky, 0}}, got, "never after the last attempt")
@@ -258,11 +243,9 @@ func TestRetryBadOptions(t *testing.T) {
 		{"nil backoff", func() { resilience.WithBackoff(nil) }, "resilience: WithBackoff: backoff is nil"},
 		{"negative max elapsed", func() { resilience.WithMaxElapsed(-time.Second) }, "resilience: WithMaxElapsed: d must not be negative, got -1s"},
 		{"negative max retry-after", func() { resilience.WithMaxRetryAfter(-1) }, "resilience: WithMaxRetryAfter: d must not be negative, got -1ns"},
-		{"nil hook", func() { resilience.WithOnRetry(nil) }, "resilience: WithOnRetry: hook is nil"},
 		{"nil budget", func() { resilience.WithBudget(nil) }, "resilience: WithBudget: budget is nil"},
 		{"nil error in list", func() { resilience.WithAbortOn(errFatal, nil) }, "resilience: WithAbortOn: error 1 is nil"},
 		{"nil predicate", func() { resilience.WithRetryIf(nil) }, "resilience: WithRetryIf: predicate is nil"},
-		{"nil classifier", func() { resilience.WithClassifier(nil) }, "resilience: WithClassifier: classifier is nil"},
 		{"nil option", func() { resilience.Retry[int](nil) }, "resilience: Retry: option is nil"},
 		{"budget ratio", func() { resilience.NewRetryBudget(-0.1, 0) }, "resilience: NewRetryBudget: ratio must be 0 or in [1e-06, 1000], got -0.1"},
 		{"budget floor", func() { resilience.NewRetryBudget(0.1, -1) }, "resilience: NewRetryBudget: minPerSecond must not be negative, got -1"},
@@ -312,8 +295,6 @@ func TestRetryErrorMessage(t *testing.T) {
 			assert.ErrorIs(t, tc.err, tc.err.Reason)
 		})
 	}
-	assert.Equal(t, "retry", resilience.VerdictRetry.String())
-	assert.Equal(t, "Verdict(9)", resilience.Verdict(9).String())
 }
 
 // TestRetryBudgetOutage: in a full outage, a 10% budget keeps the calls to

@@ -47,9 +47,11 @@ func Example() {
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
 			resiliencegrpc.WithBackoff(resilience.Constant(10*time.Millisecond)),
-			resiliencegrpc.WithRetryOptions(resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
-				fmt.Printf("attempt %d: %v; retrying in %v\n", attempt, err, wait)
-			})),
+			resiliencegrpc.WithRetryOptions(resilience.WithObserver(resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+				if e.Kind == resilience.EventRetry {
+					fmt.Printf("attempt %d: %v; retrying in %v\n", e.Attempt, e.Err, e.Wait)
+				}
+			}))),
 		)))
 	defer conn.Close()
 

@@ -32,9 +32,9 @@ func httpTour(ctx context.Context, w io.Writer) error {
 	}))
 
 	client := &http.Client{Transport: resiliencehttp.NewTransport(api, resiliencehttp.WithRetry(
-		resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
+		resilience.WithObserver(onRetry(func(attempt int, err error, wait time.Duration) {
 			fmt.Fprintf(w, "  attempt %d: %v; waiting %s as the server asked\n", attempt, err, wait)
-		})))}
+		}))))}
 	start := time.Now()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://api.example/greeting", nil)
 	resp, err := client.Do(req)

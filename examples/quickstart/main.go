@@ -19,6 +19,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/faf87a20/resilience"
 )
@@ -38,6 +39,19 @@ var scenarios []scenario
 // policies.
 var logs resilience.Option
 
+// logObserver is the observer logs gives, to combine with others.
+var logObserver resilience.Observer
+
+// onRetry is an observer that hands f each retry Retry makes: the attempt
+// that failed, its error and the wait chosen before the next.
+func onRetry(f func(attempt int, err error, wait time.Duration)) resilience.Observer {
+	return resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+		if e.Kind == resilience.EventRetry {
+			f(e.Attempt, e.Err, e.Wait)
+		}
+	})
+}
+
 // newLogs returns the observer option that logs to w, without the time, so
 // that the tour prints the same story every run, and indented, as the
 // details of the call printed after them.
@@ -49,7 +63,8 @@ func newLogs(w io.Writer) resilience.Option {
 		return a
 	}
 	logger := slog.New(slog.NewTextHandler(indented{w}, &slog.HandlerOptions{ReplaceAttr: noTime}))
-	return resilience.WithObserver(resilience.NewSlogObserver(logger))
+	logObserver = resilience.NewSlogObserver(logger)
+	return resilience.WithObserver(logObserver)
 }
 
 // indented writes each record of a slog handler, which writes one line at

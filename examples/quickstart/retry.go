@@ -34,13 +34,13 @@ func retryTour(ctx context.Context, w io.Writer) error {
 	policy := resilience.Compose(
 		resilience.Timeout[string](time.Second, logs, resilience.WithName("service")),
 		resilience.Retry[string](
-			logs, resilience.WithName("service"),
+			resilience.WithName("service"),
 			resilience.WithAttempts(4),
 			resilience.WithBackoff(backoff),
-			resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
+			resilience.WithObserver(resilience.MultiObserver(logObserver, onRetry(func(attempt int, err error, wait time.Duration) {
 				fmt.Fprintf(w, "  attempt %d: %v; Retry chose a wait of %s (full jitter in [0, %s])\n",
 					attempt, err, wait.Round(time.Millisecond), 20*time.Millisecond<<(attempt-1))
-			}),
+			}))),
 		),
 	)
 	for i := 1; i <= 2; i++ {
@@ -63,9 +63,9 @@ func retryTour(ctx context.Context, w io.Writer) error {
 		return "answer", nil
 	}
 	start := time.Now()
-	v, err := resilience.Do(ctx, resilience.Retry[string](resilience.WithOnRetry(func(attempt int, err error, wait time.Duration) {
+	v, err := resilience.Do(ctx, resilience.Retry[string](resilience.WithObserver(onRetry(func(attempt int, err error, wait time.Duration) {
 		fmt.Fprintf(w, "  attempt %d: %v; Retry waits %s\n", attempt, err, wait)
-	})), busy)
+	}))), busy)
 	if err != nil {
 		return err
 	}
