@@ -47,7 +47,7 @@ type Bulkhead struct {
 	mu       sync.Mutex
 	waiters  list.List // of *bulkheadWaiter, oldest first; guarded by mu
 	doneFunc func(error)
-	epoch    time.Time // outcome tickets count from it
+	origin    time.Time // outcome tickets count from it
 
 	// hook, set only by the package's tests, is called at the steps of the
 	// slow paths where another goroutine may change the state, so that a
@@ -91,7 +91,7 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, common: cfg.common}
 	b.doneFunc = func(error) { b.Release() }
 	if b.outcomes {
-		b.epoch = b.now()
+		b.origin = b.now()
 	}
 	return b
 }

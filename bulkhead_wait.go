@@ -186,9 +186,9 @@ func (b *Bulkhead) exit(ctx context.Context, ticket uint64, err error) {
 }
 
 // enterObserved is enter for an observer that wants outcomes: the ticket is
-// the time the call began, counted from b.epoch. A refused call ends here.
+// the time the call began, counted from b.origin. A refused call ends here.
 func (b *Bulkhead) enterObserved(ctx context.Context) (uint64, error) {
-	ticket := uint64(b.since(b.epoch))
+	ticket := uint64(b.since(b.origin))
 	if err := b.Acquire(ctx); err != nil {
 		b.callEnded(ctx, ticket, err)
 		return 0, err
@@ -197,6 +197,6 @@ func (b *Bulkhead) enterObserved(ctx context.Context) (uint64, error) {
 }
 
 func (b *Bulkhead) callEnded(ctx context.Context, ticket uint64, err error) {
-	d := b.since(b.epoch) - time.Duration(ticket)
+	d := b.since(b.origin) - time.Duration(ticket)
 	b.observe(ctx, Event{Kind: EventCallEnded, Component: "bulkhead", Err: err, Duration: d})
 }

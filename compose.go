@@ -29,7 +29,7 @@ func Compose[T any](policies ...Policy[T]) Policy[T] {
 			layers = append(layers, p)
 		}
 	}
-	head := last[T]()
+	head := callsFn[T]()
 	for i := len(layers) - 1; i >= 0; i-- {
 		head = linkPolicy(layers[i], head)
 	}
@@ -51,20 +51,25 @@ func (c *composition[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 }
 
 // chain is the inside of a layer: calling it runs the layers within and then
-// fn. The innermost chain is [last], which calls fn.
+// fn. The innermost chain is [callsFn]'s, which calls fn.
+//
+// fn is passed down the chain on every call, never captured: chains are
+// built once, when a policy or a composition is made, and shared by every
+// call, so a closure over one call's fn would allocate on every call and
+// could hand one caller's fn to another.
 type chain[T any] func(ctx context.Context, fn Func[T]) (T, error)
 
-// last returns the chain that calls fn and nothing else.
-func last[T any]() chain[T] {
+// callsFn returns the chain that calls fn and nothing else.
+func callsFn[T any]() chain[T] {
 	return func(ctx context.Context, fn Func[T]) (T, error) { return fn(ctx) }
 }
 
-// stage is implemented by the package's own policies. link returns the policy
+// linker is implemented by the package's own policies. link returns the policy
 // as a layer around next: a closure that does the policy's work and calls
 // next directly. [Compose] links its layers once, when it is built, so a call
 // through a composition costs one closure call a layer, with no interface
 // call, wrapper or allocation.
-type stage[T any] interface {
+type linker[T any] interface {
 	Policy[T]
 	link(next chain[T]) chain[T]
 }
@@ -75,7 +80,7 @@ type stage[T any] interface {
 // compiler does not inline helpers into closures that it copies when it
 // inlines link.
 func linkPolicy[T any](p Policy[T], next chain[T]) chain[T] {
-	if s, ok := p.(stage[T]); ok {
+	if s, ok := p.(linker[T]); ok {
 		return s.link(next)
 	}
 	return func(ctx context.Context, fn Func[T]) (T, error) {

@@ -90,7 +90,7 @@ func (p *fallback[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 		panic("resilience: Fallback: fn is nil")
 	}
 	if p.outcomes {
-		return p.timed(ctx, last[T](), fn)
+		return p.timed(ctx, callsFn[T](), fn)
 	}
 	v, err := fn(ctx)
 	if err == nil {

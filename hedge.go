@@ -48,7 +48,7 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 		checkOption("Hedge", o)
 		o.applyHedge(&cfg)
 	}
-	h := &hedge[T]{hedgeConfig: cfg, alone: new(hedgeState[T]), last: last[T]()}
+	h := &hedge[T]{hedgeConfig: cfg, firstWon: new(hedgeState[T]), direct: callsFn[T]()}
 	h.discard = discardOf[T]("Hedge", cfg.discard)
 	if !cfg.fixed {
 		h.lat = newLatencies(cfg.quantile, cfg.floor, cfg.ceiling, hedgeWindow)
@@ -151,17 +151,17 @@ func WithHedgeRetryIf(f func(err error) bool) HedgeOption {
 
 type hedge[T any] struct {
 	hedgeConfig
-	discard func(T)
-	lat     *latencies     // nil with a fixed delay
-	alone   *hedgeState[T] // a call's hedges once its first attempt is the answer (see claim)
-	last    chain[T]       // fn alone, for Execute
+	discard  func(T)
+	lat      *latencies     // nil with a fixed delay
+	firstWon *hedgeState[T] // a call's hedges once its first attempt is the answer (see claim)
+	direct   chain[T]       // fn alone, for Execute
 }
 
 func (h *hedge[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Hedge: fn is nil")
 	}
-	return h.run(ctx, h.last, fn)
+	return h.run(ctx, h.direct, fn)
 }
 
 func (h *hedge[T]) link(next chain[T]) chain[T] {
@@ -225,10 +225,10 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 
 // claim decides, once the first attempt of a call returned, whether it is
 // the answer: it is, and claim returns nil, if it sets hedges, the call's
-// race with its trigger, to h.alone before the trigger set it to the state
+// race with its trigger, to h.firstWon before the trigger set it to the state
 // of the hedges it started; otherwise claim returns that state.
 func (h *hedge[T]) claim(hedges *atomic.Pointer[hedgeState[T]]) *hedgeState[T] {
-	if hedges.CompareAndSwap(nil, h.alone) {
+	if hedges.CompareAndSwap(nil, h.firstWon) {
 		return nil
 	}
 	return hedges.Load()

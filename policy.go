@@ -47,15 +47,15 @@ func Guarded[T any](g Guard) Policy[T] {
 	}
 	p := &guarded[T]{g: g}
 	p.br, _ = g.(*Breaker)
-	p.run = p.link(last[T]())
+	p.run = p.link(callsFn[T]())
 	return p
 }
 
-// gate is implemented by the package's own guards. It is Enter and done
+// ticketGate is implemented by the package's own guards. It is Enter and done
 // without the closure, so a guarded call allocates nothing: the ticket carries
 // what done would have captured (a breaker's generation, say), and exit is
 // given the call's context again, for the events the outcome causes.
-type gate interface {
+type ticketGate interface {
 	enter(ctx context.Context) (ticket uint64, err error)
 	exit(ctx context.Context, ticket uint64, err error)
 }
@@ -108,7 +108,7 @@ func callBreaker[T any](ctx context.Context, b *Breaker, ticket uint64, fn Func[
 // link returns the guard as a layer around next. With one of the package's
 // own guards the layer is a single closure that asks the gate directly.
 func (p *guarded[T]) link(next chain[T]) chain[T] {
-	if g, ok := p.g.(gate); ok {
+	if g, ok := p.g.(ticketGate); ok {
 		return func(ctx context.Context, fn Func[T]) (v T, err error) {
 			ticket, err := g.enter(ctx)
 			if err != nil {

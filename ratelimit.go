@@ -61,7 +61,7 @@ const RateUnlimited = math.MaxFloat64
 type RateLimiter struct {
 	// tat is the theoretical arrival time of the algorithm: when the bucket
 	// will be full again if nothing more is taken, in nanoseconds since
-	// epoch. The rest is read-only, kept off tat's cache line so that
+	// origin. The rest is read-only, kept off tat's cache line so that
 	// callers on other cores keep reading it while tat changes hands.
 	tat atomic.Int64
 	_   [56]byte
@@ -81,7 +81,7 @@ type gcra struct {
 	maxN     int64 // most tokens one call can get: the burst, or MaxInt64 with no limit
 	frozen   bool  // rate 0: time adds no tokens, so it is not read at all
 	burst    int
-	epoch    time.Time // time 0 of tat, on the limiter's clock
+	origin    time.Time // time 0 of tat, on the limiter's clock
 }
 
 const (
@@ -103,7 +103,7 @@ func newGCRA(fn string, rate float64, burst int, c *common) gcra {
 	if burst < 0 {
 		panic(fmt.Sprintf("resilience: %s: burst must not be negative, got %d", fn, burst))
 	}
-	g := gcra{burst: burst, maxN: int64(burst), epoch: c.now()}
+	g := gcra{burst: burst, maxN: int64(burst), origin: c.now()}
 	switch iv := math.Round(1e9 / rate); {
 	case rate == 0:
 		g.frozen, g.interval, g.tau = true, 1, int64(burst)
@@ -118,16 +118,16 @@ func newGCRA(fn string, rate float64, burst int, c *common) gcra {
 	return g
 }
 
-// nowNs returns the time on c in nanoseconds since epoch, within ±maxSpan.
+// nowNs returns the time on c in nanoseconds since origin, within ±maxSpan.
 func (g *gcra) nowNs(c *common) int64 {
 	if g.frozen {
 		return 0
 	}
 	var d time.Duration
 	if c.clock == nil {
-		d = time.Since(g.epoch)
+		d = time.Since(g.origin)
 	} else {
-		d = c.clock.Now().Sub(g.epoch)
+		d = c.clock.Now().Sub(g.origin)
 	}
 	return min(max(int64(d), -maxSpan), maxSpan)
 }

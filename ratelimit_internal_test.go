@@ -96,8 +96,8 @@ func TestKeyedRateLimiterForgottenKeyGetsNothingFromAClockGoingBack(t *testing.T
 // TestRateLimitersAreGates: the limiters take the package's own path in
 // Guarded, the one without a closure, whatever the gate's signature becomes.
 func TestRateLimitersAreGates(t *testing.T) {
-	var _ gate = (*RateLimiter)(nil)
-	var _ gate = (*keyedGuard[string])(nil)
-	var _ gate = (*Breaker)(nil)
-	var _ gate = (*Bulkhead)(nil)
+	var _ ticketGate = (*RateLimiter)(nil)
+	var _ ticketGate = (*keyedGuard[string])(nil)
+	var _ ticketGate = (*Breaker)(nil)
+	var _ ticketGate = (*Bulkhead)(nil)
 }

@@ -374,13 +374,13 @@ func (g *keyedGuard[K]) Enter(ctx context.Context) (done func(err error), err er
 	if err != nil {
 		return nil, err
 	}
-	return g.l.doneFunc(ctx, g.l.epoch, ticket), nil
+	return g.l.doneFunc(ctx, g.l.origin, ticket), nil
 }
 
 func (g *keyedGuard[K]) enter(ctx context.Context) (uint64, error) {
 	l := g.l
 	if l.interval == 0 {
-		return l.admitted(l.epoch), nil
+		return l.admitted(l.origin), nil
 	}
 	key := g.key(ctx)
 	if _, wait, why, ok := l.book(key, l.nowNs(&l.common), 1, 0); !ok {
@@ -394,9 +394,9 @@ func (g *keyedGuard[K]) enter(ctx context.Context) (uint64, error) {
 			return 0, err
 		}
 	}
-	return l.admitted(l.epoch), nil
+	return l.admitted(l.origin), nil
 }
 
 func (g *keyedGuard[K]) exit(ctx context.Context, ticket uint64, err error) {
-	g.l.callEnded(ctx, g.l.epoch, ticket, err)
+	g.l.callEnded(ctx, g.l.origin, ticket, err)
 }

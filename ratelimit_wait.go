@@ -197,7 +197,7 @@ func (l *RateLimiter) Enter(ctx context.Context) (done func(err error), err erro
 	if err != nil {
 		return nil, err
 	}
-	return l.doneFunc(ctx, l.epoch, ticket), nil
+	return l.doneFunc(ctx, l.origin, ticket), nil
 }
 
 func (l *RateLimiter) enter(ctx context.Context) (uint64, error) {
@@ -209,7 +209,7 @@ func (l *RateLimiter) enter(ctx context.Context) (uint64, error) {
 			return l.enterSlow(ctx, wait)
 		}
 		if l.tat.CompareAndSwap(tat, next) {
-			return l.admitted(l.epoch), nil
+			return l.admitted(l.origin), nil
 		}
 	}
 }
@@ -222,37 +222,37 @@ func (l *RateLimiter) enterSlow(ctx context.Context, wait int64) (uint64, error)
 	if err := l.waitN(ctx, 1, l.wait); err != nil {
 		return 0, err
 	}
-	return l.admitted(l.epoch), nil
+	return l.admitted(l.origin), nil
 }
 
 func (l *RateLimiter) exit(ctx context.Context, ticket uint64, err error) {
-	l.callEnded(ctx, l.epoch, ticket, err)
+	l.callEnded(ctx, l.origin, ticket, err)
 }
 
 // admitted returns the ticket of a call a limiter admitted: the time since
-// epoch, when an OutcomeObserver wants the call's duration.
-func (c *common) admitted(epoch time.Time) uint64 {
+// origin, when an OutcomeObserver wants the call's duration.
+func (c *common) admitted(origin time.Time) uint64 {
 	if !c.outcomes {
 		return 0
 	}
-	return uint64(c.since(epoch))
+	return uint64(c.since(origin))
 }
 
 // callEnded reports the outcome of a call a limiter admitted to an
 // OutcomeObserver.
-func (c *common) callEnded(ctx context.Context, epoch time.Time, ticket uint64, err error) {
+func (c *common) callEnded(ctx context.Context, origin time.Time, ticket uint64, err error) {
 	if c.outcomes {
-		d := c.since(epoch) - time.Duration(ticket)
+		d := c.since(origin) - time.Duration(ticket)
 		c.observe(ctx, Event{Kind: EventCallEnded, Component: "ratelimiter", Err: err, Duration: d})
 	}
 }
 
 // doneFunc returns the done function of a call a limiter admitted.
-func (c *common) doneFunc(ctx context.Context, epoch time.Time, ticket uint64) func(error) {
+func (c *common) doneFunc(ctx context.Context, origin time.Time, ticket uint64) func(error) {
 	if !c.outcomes {
 		return ignoreOutcome
 	}
-	return func(err error) { c.callEnded(ctx, epoch, ticket, err) }
+	return func(err error) { c.callEnded(ctx, origin, ticket, err) }
 }
 
 // ignoreOutcome is the done function of a guard that needs no outcome.

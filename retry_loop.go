@@ -14,14 +14,14 @@ type retry[T any] struct {
 	retryResult func(T) bool
 	discard     func(T)
 	clocked     bool     // the start of a call is read: for WithMaxElapsed, or for EventCallEnded
-	last        chain[T] // fn alone, for Execute
+	direct      chain[T] // fn alone, for Execute
 }
 
 func (r *retry[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Retry: fn is nil")
 	}
-	return r.run(ctx, r.last, fn)
+	return r.run(ctx, r.direct, fn)
 }
 
 func (r *retry[T]) link(next chain[T]) chain[T] {

@@ -45,7 +45,7 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 		checkOption("Timeout", o)
 		o.applyTimeout(&cfg)
 	}
-	t := &timeout[T]{d: d, timeoutConfig: cfg, last: last[T]()}
+	t := &timeout[T]{d: d, timeoutConfig: cfg, direct: callsFn[T]()}
 	t.discard = discardOf[T]("Timeout", cfg.discard)
 	return t
 }
@@ -86,14 +86,14 @@ type timeout[T any] struct {
 	timeoutConfig
 	discard func(T)
 	calls   sync.Pool // of *timedCall[T], reused when the caller got the result
-	last    chain[T]  // made once: made in Execute, it would escape to fn's goroutine
+	direct  chain[T]  // made once: made in Execute, it would escape to fn's goroutine
 }
 
 func (t *timeout[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Timeout: fn is nil")
 	}
-	return t.run(ctx, t.last, fn)
+	return t.run(ctx, t.direct, fn)
 }
 
 // link returns the timeout as a layer around next; a Timeout of 0 is no
