@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/window"
 )
 
 // Breaker is a circuit breaker: after too many failures it opens and
@@ -49,7 +51,7 @@ type Breaker struct {
 	mu     sync.Mutex   // guards what follows; every change of state is made under it
 	m      machine      // the state machine the views publish
 	closed *breakerView // the latest closed view, for Metrics
-	times  *timeBuckets // the time-based failure window, if any
+	times  *window.Time // the time-based failure window, if any
 	timer  interface{ Stop() bool }
 	out    outbox
 	cause  context.Context // the context of the call changing the state, while it does
@@ -66,10 +68,10 @@ type breakerView struct {
 	ticket uint64 // closed: the ticket of a call, before its start is stamped
 
 	// closed
-	done     func(error)  // shared by the calls Enter admits
-	failures atomic.Int64 // consecutive
-	ring     *countRing   // the count-based failure window, if any
-	bare     bool         // no window, no expiry: a success only resets failures
+	done     func(error)   // shared by the calls Enter admits
+	failures atomic.Int64  // consecutive
+	ring     *window.Count // the count-based failure window, if any
+	bare     bool          // no window, no expiry: a success only resets failures
 
 	// open
 	err     *BreakerOpenError
@@ -100,7 +102,7 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 	cfg.check()
 	b := &Breaker{cfg: cfg, timed: cfg.slow > 0 || cfg.outcomes, base: cfg.now()}
 	if cfg.windowSpan > 0 {
-		b.times = newTimeBuckets(cfg.windowSpan)
+		b.times = window.NewTime(cfg.windowSpan)
 	}
 	b.publish(BreakerClosed)
 	return b
@@ -128,10 +130,10 @@ func (b *Breaker) publish(from BreakerState) {
 		t := (m.gen & genMask) << ticketGenShift
 		v.ticket, v.done = t, func(err error) { b.exit(context.Background(), t, err) }
 		if b.cfg.windowCalls > 0 {
-			v.ring = newCountRing(b.cfg.windowCalls)
+			v.ring = window.NewCount(b.cfg.windowCalls)
 		}
 		if b.times != nil {
-			b.times.reset()
+			b.times.Reset()
 		}
 		v.bare = v.ring == nil && b.times == nil && b.cfg.expiry == 0
 		v.admits = !b.timed
@@ -355,7 +357,7 @@ func (b *Breaker) closedSuccess(ctx context.Context, v *breakerView) {
 	case v.ring != nil:
 		// A success lowers the failure rate, except when its outcome is
 		// the one that brings the window to its minimum of calls.
-		if v.ring.record(false)+1 == uint64(b.cfg.minCalls) {
+		if v.ring.Record(false)+1 == uint64(b.cfg.minCalls) {
 			b.closedOutcome(ctx, v, false)
 		}
 	case b.times != nil:
@@ -391,14 +393,14 @@ func (b *Breaker) closedOutcome(ctx context.Context, v *breakerView, failed bool
 		switch {
 		case v.ring != nil:
 			if failed {
-				v.ring.record(true)
+				v.ring.Record(true)
 			}
-			calls, failures := v.ring.counts()
+			calls, failures := v.ring.Counts()
 			trip = rateTrips(b.cfg.rate, b.cfg.minCalls, calls, failures)
 		case b.times != nil:
 			at := now.Sub(b.base)
-			b.times.record(at, failed)
-			calls, failures := b.times.counts(at)
+			b.times.Record(at, failed)
+			calls, failures := b.times.Counts(at)
 			trip = rateTrips(b.cfg.rate, b.cfg.minCalls, calls, failures)
 		}
 		if failed && b.cfg.threshold > 0 {

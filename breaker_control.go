@@ -73,9 +73,9 @@ func (b *Breaker) Metrics() BreakerMetrics {
 	}
 	switch {
 	case b.closed.ring != nil:
-		m.WindowCalls, m.WindowFailures = b.closed.ring.counts()
+		m.WindowCalls, m.WindowFailures = b.closed.ring.Counts()
 	case b.times != nil:
-		m.WindowCalls, m.WindowFailures = b.times.counts(now.Sub(b.base))
+		m.WindowCalls, m.WindowFailures = b.times.Counts(now.Sub(b.base))
 	}
 	if m.WindowCalls > 0 {
 		m.FailureRate = float64(m.WindowFailures) / float64(m.WindowCalls)

@@ -3,10 +3,8 @@ package resilience
 import (
 	"context"
 	"errors"
-	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -187,88 +185,6 @@ func TestBreakerMachine(t *testing.T) {
 	for _, r := range rates {
 		assert.Equal(t, r.want, rateTrips(r.rate, r.minCalls, r.calls, r.failing), "%+v", r)
 	}
-}
-
-// TestCountRing checks the ring against the plain list of the last n
-// outcomes, and its invariant when records race.
-func TestCountRing(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, n := range []int{1, 3, 63, 64, 65, 130} {
-		r := newCountRing(n)
-		var last []bool
-		for i := range 500 {
-			failed := rng.IntN(3) == 0
-			require.Equal(t, uint64(i), r.record(failed))
-			last = append(last, failed)
-			if len(last) > n {
-				last = last[1:]
-			}
-			want := 0
-			for _, f := range last {
-				if f {
-					want++
-				}
-			}
-			calls, failures := r.counts()
-			require.Equal(t, [2]int{len(last), want}, [2]int{calls, failures}, "n=%d, record %d", n, i)
-		}
-	}
-	for _, n := range []uint64{1, 2, 3, 7, 64, 100, 999_983, maxWindowCalls} {
-		r := newCountRing(int(n))
-		for _, i := range []uint64{0, 1, n - 1, n, n + 1, 1<<63 - 1, 1 << 63, math.MaxUint64, math.MaxUint64 - n + 1} {
-			require.Equal(t, i%n, r.slot(i), "%d mod %d", i, n)
-		}
-		for range 1000 {
-			i := rng.Uint64()
-			require.Equal(t, i%n, r.slot(i), "%d mod %d", i, n)
-		}
-	}
-	r := newCountRing(100)
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Go(func() {
-			for i := range 2000 {
-				r.record((i+g)%3 == 0)
-			}
-		})
-	}
-	wg.Wait()
-	set := 0
-	for i := range r.bits {
-		set += popcount(r.bits[i].Load())
-	}
-	calls, failures := r.counts()
-	assert.Equal(t, 100, calls)
-	assert.Equal(t, set, failures, "the failure count is the bits set")
-}
-
-func popcount(x uint64) (n int) {
-	for ; x != 0; x &= x - 1 {
-		n++
-	}
-	return n
-}
-
-// TestTimeBuckets: outcomes drop out after the span; times before the
-// breaker's start (negative) and a clock that goes back are handled.
-func TestTimeBuckets(t *testing.T) {
-	w := newTimeBuckets(10 * time.Second)
-	s := time.Second
-	w.record(-25*s-s/2, true) // slot -26
-	w.record(-21*s, false)    // slot -21
-	calls, failures := w.counts(-17 * s)
-	assert.Equal(t, [2]int{2, 1}, [2]int{calls, failures})
-	calls, _ = w.counts(-16 * s)
-	assert.Equal(t, 1, calls, "slot -26 has dropped out")
-	calls, _ = w.counts(-22 * s)
-	assert.Equal(t, 1, calls, "slot -21 is ahead: the clock went back")
-	w.record(time.Duration(-1<<63), true)
-	w.record(time.Duration(1<<63-1), true)
-	calls, _ = w.counts(time.Duration(1<<63 - 1))
-	assert.Equal(t, 1, calls)
-	w.reset()
-	calls, _ = w.counts(0)
-	assert.Zero(t, calls)
 }
 
 // TestBreakerUnlocksWhenBackoffPanics: a cool-down backoff that panics or

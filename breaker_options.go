@@ -3,6 +3,8 @@ package resilience
 import (
 	"fmt"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/window"
 )
 
 // BreakerOption configures [NewBreaker]. [Option] ([WithClock],
@@ -85,8 +87,8 @@ func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
 func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
 	const fn = "WithBreakerFailureRate"
 	checkRate(fn, rate)
-	if calls < 1 || calls > maxWindowCalls {
-		panic(fmt.Sprintf("resilience: %s: calls must be between 1 and %d, got %d", fn, maxWindowCalls, calls))
+	if calls < 1 || calls > window.MaxCalls {
+		panic(fmt.Sprintf("resilience: %s: calls must be between 1 and %d, got %d", fn, window.MaxCalls, calls))
 	}
 	if minCalls < 1 || minCalls > calls {
 		panic(fmt.Sprintf("resilience: %s: minCalls must be between 1 and calls (%d), got %d", fn, calls, minCalls))
@@ -108,7 +110,7 @@ func WithBreakerFailureRateWindow(rate float64, minCalls int, span time.Duration
 	if minCalls < 1 {
 		panic(fmt.Sprintf("resilience: %s: minCalls must be at least 1, got %d", fn, minCalls))
 	}
-	if span < windowBuckets {
+	if span < window.Buckets {
 		panic(fmt.Sprintf("resilience: %s: span must be at least 10ns, got %v", fn, span))
 	}
 	return breakerOptionFunc(func(c *breakerConfig) {
