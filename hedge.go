@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/latency"
 )
 
 // Hedge returns a policy that cuts the tail of a call's latency: when no
@@ -51,7 +53,7 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	h := &hedge[T]{hedgeConfig: cfg, firstWon: new(hedgeState[T]), direct: callsFn[T]()}
 	h.discard = discardOf[T]("Hedge", cfg.discard)
 	if !cfg.fixed {
-		h.lat = newLatencies(cfg.quantile, cfg.floor, cfg.ceiling, hedgeWindow)
+		h.lat = latency.New(cfg.quantile, cfg.floor, cfg.ceiling, hedgeWindow)
 	}
 	if h.budget == nil {
 		var opts []RetryBudgetOption
@@ -152,9 +154,9 @@ func WithHedgeRetryIf(f func(err error) bool) HedgeOption {
 type hedge[T any] struct {
 	hedgeConfig
 	discard  func(T)
-	lat      *latencies     // nil with a fixed delay
-	firstWon *hedgeState[T] // a call's hedges once its first attempt is the answer (see claim)
-	direct   chain[T]       // fn alone, for Execute
+	lat      *latency.Quantile // nil with a fixed delay
+	firstWon *hedgeState[T]    // a call's hedges once its first attempt is the answer (see claim)
+	direct   chain[T]          // fn alone, for Execute
 }
 
 func (h *hedge[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
@@ -180,7 +182,7 @@ func (h *hedge[T]) currentDelay() time.Duration {
 	if h.lat == nil {
 		return h.delay
 	}
-	return h.lat.get()
+	return h.lat.Get()
 }
 
 // run makes a call's first attempt in the caller's goroutine, with a timer
@@ -212,7 +214,7 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 	v, err = next(first, fn)
 	finished = true
 	if err == nil && h.lat != nil {
-		h.lat.record(h.since(start), 1)
+		h.lat.Record(h.since(start))
 	}
 	if s := h.claim(&r.hedges); s != nil {
 		v, err = s.join(v, err)

@@ -91,7 +91,7 @@ func (s *hedgeState[T]) attempt(ctx context.Context, n int) {
 	v, err := s.next(ctx, s.fn)
 	finished = true
 	if err == nil && s.h.lat != nil {
-		s.h.lat.record(s.h.since(start), 1)
+		s.h.lat.Record(s.h.since(start))
 	}
 	s.finish(v, err, nil, n)
 }

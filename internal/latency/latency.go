@@ -1,12 +1,15 @@
-package resilience
+// Package latency estimates a quantile of recent latencies without a lock,
+// for a hedge's delay.
+package latency
 
 import (
+	"math"
 	"math/bits"
 	"sync/atomic"
 	"time"
 )
 
-// latencies estimates a quantile of recent latencies without a lock: each
+// Quantile estimates a quantile of recent latencies without a lock: each
 // sample adds one to an atomic counter in a histogram of log-linear
 // buckets (four to each power of two, so a bucket is at most a fifth wider
 // than its lower bound), and the quantile is read off the counts. Two
@@ -14,15 +17,15 @@ import (
 // two windows of samples: memory is bounded (two arrays of counters) and
 // old samples drop out.
 //
-// A sample may count for several (see record). Samples below the floor
+// Samples below the floor
 // share the bucket under the floor's, and samples above the ceiling the
 // ceiling's, which gives the same clamped estimate as their own buckets
 // would and keeps the scan to the buckets in between.
 //
 // The quantile is worked out again by the sample that brings a histogram
-// to minCount and by each that ends a stride of latencyStride, and
-// published in an atomic word that every call reads.
-type latencies struct {
+// to minCount and by every stride-th sample, and published in an atomic
+// word that every call reads.
+type Quantile struct {
 	q        float64
 	floor    time.Duration
 	ceiling  time.Duration
@@ -30,24 +33,27 @@ type latencies struct {
 	minCount int64 // samples needed before the estimate is used
 	lo, hi   int   // the buckets samples go to: below the floor, the ceiling's
 
-	hist    [2]latencyHist
+	hist    [2]hist
 	current atomic.Int32 // the histogram samples go to
 	delay   atomic.Int64 // the published estimate, clamped to [floor, ceiling]
 }
 
-type latencyHist struct {
+type hist struct {
 	count   atomic.Int64
-	buckets [latencyBuckets]atomic.Int64
+	buckets [numBuckets]atomic.Int64
 }
 
 const (
-	latencySubBits = 2 // four buckets to each power of two
-	latencyBuckets = 64 << latencySubBits
-	latencyStride  = 64 // samples between two estimates
+	subBits    = 2 // four buckets to each power of two
+	numBuckets = 64 << subBits
+	stride     = 64 // samples between two estimates
 )
 
-func newLatencies(q float64, floor, ceiling time.Duration, window int) *latencies {
-	l := &latencies{q: q, floor: floor, ceiling: ceiling, window: int64(window), minCount: min(int64(window), 32),
+// New returns an estimator of the quantile q of the latest window to two
+// windows of latencies, kept within [floor, ceiling], and ceiling until
+// 32 latencies (or window, if fewer) are known.
+func New(q float64, floor, ceiling time.Duration, window int) *Quantile {
+	l := &Quantile{q: q, floor: floor, ceiling: ceiling, window: int64(window), minCount: min(int64(window), 32),
 		lo: max(bucketOf(int64(floor))-1, 0), hi: bucketOf(int64(ceiling))}
 	l.delay.Store(int64(ceiling))
 	return l
@@ -55,34 +61,32 @@ func newLatencies(q float64, floor, ceiling time.Duration, window int) *latencie
 
 // bucketOf returns the bucket of a latency of d nanoseconds.
 func bucketOf(d int64) int {
-	if d < 1<<latencySubBits {
+	if d < 1<<subBits {
 		return int(max(d, 0))
 	}
 	n := bits.Len64(uint64(d)) // d is in [2^(n-1), 2^n)
-	sub := int(d>>(n-1-latencySubBits)) & (1<<latencySubBits - 1)
-	return (n-latencySubBits)<<latencySubBits + sub
+	sub := int(d>>(n-1-subBits)) & (1<<subBits - 1)
+	return (n-subBits)<<subBits + sub
 }
 
 // upperOf returns the least latency above every latency of bucket i.
 func upperOf(i int) int64 {
-	if i < 1<<latencySubBits {
+	if i < 1<<subBits {
 		return int64(i) + 1
 	}
-	n := i>>latencySubBits + latencySubBits // the bucket's values have n bits
-	sub := uint64(i & (1<<latencySubBits - 1))
-	up := uint64(1)<<(n-1) + (sub+1)<<(n-1-latencySubBits)
-	return int64(min(up, uint64(maxDuration)))
+	n := i>>subBits + subBits // the bucket's values have n bits
+	sub := uint64(i & (1<<subBits - 1))
+	up := uint64(1)<<(n-1) + (sub+1)<<(n-1-subBits)
+	return int64(min(up, uint64(math.MaxInt64)))
 }
 
-// record adds a sample of latency d that counts for weight samples (1 to
-// latencyStride).
-func (l *latencies) record(d time.Duration, weight int64) {
+// Record adds a sample of latency d.
+func (l *Quantile) Record(d time.Duration) {
 	cur := l.current.Load()
 	h := &l.hist[cur]
-	h.buckets[min(max(bucketOf(int64(d)), l.lo), l.hi)].Add(weight)
-	n := h.count.Add(weight)
-	strideEnds := (n-weight)/latencyStride != n/latencyStride
-	if !strideEnds && (n < l.minCount || n-weight >= l.minCount) {
+	h.buckets[min(max(bucketOf(int64(d)), l.lo), l.hi)].Add(1)
+	n := h.count.Add(1)
+	if n%stride != 0 && n != l.minCount {
 		return // neither a stride ends nor the first estimate is due
 	}
 	if n >= l.window && l.current.CompareAndSwap(cur, 1-cur) {
@@ -100,7 +104,7 @@ func (l *latencies) record(d time.Duration, weight int64) {
 }
 
 // estimate works out the quantile over both histograms and publishes it.
-func (l *latencies) estimate() {
+func (l *Quantile) estimate() {
 	total := l.hist[0].count.Load() + l.hist[1].count.Load()
 	if total < l.minCount {
 		return
@@ -118,5 +122,5 @@ func (l *latencies) estimate() {
 	l.delay.Store(int64(min(max(d, l.floor), l.ceiling)))
 }
 
-// get returns the published estimate.
-func (l *latencies) get() time.Duration { return time.Duration(l.delay.Load()) }
+// Get returns the published estimate.
+func (l *Quantile) Get() time.Duration { return time.Duration(l.delay.Load()) }

@@ -1,4 +1,4 @@
-package resilience
+package latency
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 )
 
 // TestLatencyBuckets: every latency falls in a bucket whose bounds hold it,
-// buckets are in order, and a bucket is at most a quarter of a power of two
+// numBuckets are in order, and a bucket is at most a quarter of a power of two
 // wide.
 func TestLatencyBuckets(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -19,7 +19,7 @@ func TestLatencyBuckets(t *testing.T) {
 	}
 	for _, d := range values {
 		i := bucketOf(d)
-		if i < 0 || i >= latencyBuckets {
+		if i < 0 || i >= numBuckets {
 			t.Fatalf("bucketOf(%d) = %d, out of range", d, i)
 		}
 		lo := int64(0)
@@ -40,15 +40,15 @@ func TestLatencyBuckets(t *testing.T) {
 func TestLatenciesQuantile(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, q := range []float64{0.5, 0.9, 0.95, 0.99} {
-		l := newLatencies(q, 0, time.Hour, 1000)
-		if got := l.get(); got != time.Hour {
+		l := New(q, 0, time.Hour, 1000)
+		if got := l.Get(); got != time.Hour {
 			t.Fatalf("estimate before samples = %v, want the ceiling", got)
 		}
 		var all []time.Duration
 		for range 5000 {
 			d := time.Duration(r.ExpFloat64() * float64(10*time.Millisecond))
 			all = append(all, d)
-			l.record(d, 1)
+			l.Record(d)
 		}
 		// The estimate covers the last 1,000 to 2,000 samples.
 		count := l.hist[0].count.Load() + l.hist[1].count.Load()
@@ -58,7 +58,7 @@ func TestLatenciesQuantile(t *testing.T) {
 		recent := slices.Clone(all[len(all)-int(count):])
 		slices.Sort(recent)
 		exact := recent[int(q*float64(len(recent)))]
-		got := l.get()
+		got := l.Get()
 		if got < exact || float64(got) > float64(exact)*1.3 {
 			t.Errorf("q=%v: estimate %v, exact %v: want within a bucket above", q, got, exact)
 		}
@@ -66,24 +66,24 @@ func TestLatenciesQuantile(t *testing.T) {
 }
 
 func TestLatenciesClamp(t *testing.T) {
-	l := newLatencies(0.5, 5*time.Millisecond, 50*time.Millisecond, 1000)
+	l := New(0.5, 5*time.Millisecond, 50*time.Millisecond, 1000)
 	for range 31 {
-		l.record(time.Millisecond, 1)
+		l.Record(time.Millisecond)
 	}
-	if got := l.get(); got != 50*time.Millisecond {
+	if got := l.Get(); got != 50*time.Millisecond {
 		t.Fatalf("estimate with 31 samples = %v, want the ceiling", got)
 	}
-	l.record(time.Millisecond, 1)
+	l.Record(time.Millisecond)
 	for range 12 {
-		l.record(time.Millisecond, 1)
+		l.Record(time.Millisecond)
 	}
-	if got := l.get(); got != 5*time.Millisecond {
+	if got := l.Get(); got != 5*time.Millisecond {
 		t.Fatalf("estimate of 1ms samples = %v, want the floor 5ms", got)
 	}
 	for range 2000 {
-		l.record(time.Second, 1)
+		l.Record(time.Second)
 	}
-	if got := l.get(); got != 50*time.Millisecond {
+	if got := l.Get(); got != 50*time.Millisecond {
 		t.Fatalf("estimate of 1s samples = %v, want the ceiling 50ms", got)
 	}
 }
@@ -97,18 +97,18 @@ func TestLatenciesClampedBuckets(t *testing.T) {
 		floor := time.Duration(r.Int64N(int64(time.Second)))
 		ceiling := floor + time.Duration(r.Int64N(int64(time.Second)))
 		q := 0.05 + 0.9*r.Float64()
-		l := newLatencies(q, floor, ceiling, 1000)
+		l := New(q, floor, ceiling, 1000)
 		var all []time.Duration
 		for range 32 + r.IntN(900) {
 			d := time.Duration(r.ExpFloat64() * float64(r.Int64N(int64(time.Second))+1))
 			all = append(all, d)
-			l.record(d, 1)
+			l.Record(d)
 		}
 		l.estimate()
 		slices.Sort(all)
 		rank := int(q*float64(len(all))) + 1
 		want := min(max(time.Duration(upperOf(bucketOf(int64(all[rank-1])))), floor), ceiling)
-		if got := l.get(); got != want {
+		if got := l.Get(); got != want {
 			t.Fatalf("q=%v floor=%v ceiling=%v, %d samples: estimate %v, model %v", q, floor, ceiling, len(all), got, want)
 		}
 	}
