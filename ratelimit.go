@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/gcra"
 )
 
 // RateUnlimited is the rate of a limiter with no limit: it admits every
@@ -65,62 +67,37 @@ type RateLimiter struct {
 	// callers on other cores keep reading it while tat changes hands.
 	tat atomic.Int64
 	_   [56]byte
-	gcra
+	limits
 	wait time.Duration
 	common
 }
 
-// gcra is the arithmetic of a rate and a burst that a RateLimiter and a
-// KeyedRateLimiter share. A bucket's state is its theoretical arrival time
-// tat: it holds burst − (tat − t)/interval tokens at time t, or burst when
-// tat ≤ t. Taking n tokens at t moves tat to max(tat, t) + n·interval,
-// which is allowed when the result is at most t + tau.
-type gcra struct {
-	interval int64 // ns a token takes to come back; 0: no limit
-	tau      int64 // burst·interval, how far tat may run ahead of now; MaxInt64 with no limit
-	maxN     int64 // most tokens one call can get: the burst, or MaxInt64 with no limit
-	frozen   bool  // rate 0: time adds no tokens, so it is not read at all
-	burst    int
-	origin    time.Time // time 0 of tat, on the limiter's clock
+// limits is a limiter's rate and burst: their arithmetic (see
+// internal/gcra), and the time its tat counts from.
+type limits struct {
+	gcra.Params
+	origin time.Time // time 0 of tat, on the limiter's clock
 }
 
-const (
-	// maxRefill bounds the time a bucket takes to fill (36 years), maxSpan
-	// the times the limiter counts in (73 years either side of its
-	// creation), and maxAhead how far ahead of now booked tokens may come
-	// (2^60 ns, 36 years): so no sum of them overflows.
-	maxRefill = 1 << 60
-	maxSpan   = 1 << 61
-	maxAhead  = 1 << 60
-)
-
-// newGCRA checks rate and burst for the constructor fn and returns their
+// newLimits checks rate and burst for the constructor fn and returns their
 // arithmetic.
-func newGCRA(fn string, rate float64, burst int, c *common) gcra {
-	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
+func newLimits(fn string, rate float64, burst int, c *common) limits {
+	p, err := gcra.New(rate, burst)
+	switch err {
+	case gcra.ErrRate:
 		panic(fmt.Sprintf("resilience: %s: rate must be a finite number of tokens a second, at least 0, got %v (RateUnlimited means no limit)", fn, rate))
-	}
-	if burst < 0 {
+	case gcra.ErrBurst:
 		panic(fmt.Sprintf("resilience: %s: burst must not be negative, got %d", fn, burst))
-	}
-	g := gcra{burst: burst, maxN: int64(burst), origin: c.now()}
-	switch iv := math.Round(1e9 / rate); {
-	case rate == 0:
-		g.frozen, g.interval, g.tau = true, 1, int64(burst)
-	case iv < 1:
-		g.tau, g.maxN = math.MaxInt64, math.MaxInt64
-	case iv*float64(max(burst, 1)) > maxRefill:
+	case gcra.ErrRefill:
 		panic(fmt.Sprintf("resilience: %s: rate %v with burst %d takes more than 36 years to refill", fn, rate, burst))
-	default:
-		g.interval = int64(iv)
-		g.tau = g.interval * int64(burst)
 	}
-	return g
+	return limits{Params: p, origin: c.now()}
 }
 
-// nowNs returns the time on c in nanoseconds since origin, within ±maxSpan.
-func (g *gcra) nowNs(c *common) int64 {
-	if g.frozen {
+// nowNs returns the time on c in nanoseconds since origin, within
+// ±gcra.MaxSpan.
+func (g *limits) nowNs(c *common) int64 {
+	if g.Frozen {
 		return 0
 	}
 	var d time.Duration
@@ -129,50 +106,7 @@ func (g *gcra) nowNs(c *common) int64 {
 	} else {
 		d = c.clock.Now().Sub(g.origin)
 	}
-	return min(max(int64(d), -maxSpan), maxSpan)
-}
-
-// take moves tat to make room for cost at t. It returns tat's new value
-// and how long from t until the tokens are there (≤ 0: now); ok is false,
-// and tat unchanged, when that is more than maxWait, more than maxAhead, or
-// more than 0 at a rate of 0, which never brings them.
-//
-// Nothing overflows: t is within ±maxSpan, tat never runs more than tau +
-// maxAhead past the latest t, and cost is at most tau, which is at most
-// maxRefill but for a rate of 0 (t is then 0 and tat at most tau) and no
-// limit (cost is then 0).
-func (g *gcra) take(tat, t, cost, maxWait int64) (next, wait int64, ok bool) {
-	from := max(tat, t)
-	wait = from - t - g.tau + cost // in this order: cost ≤ tau
-	if wait > maxWait || wait > maxAhead || (g.frozen && wait > 0) {
-		return tat, wait, false
-	}
-	return from + cost, wait, true
-}
-
-// never reports whether n tokens can never be had: more than the burst,
-// or more than a rate of 0 has left.
-func (g *gcra) never(n int64, wait int64) bool {
-	return n > g.maxN || (g.frozen && wait > 0)
-}
-
-// tokens returns the tokens in a bucket whose state is tat, at t.
-func (g *gcra) tokens(tat, t int64) float64 {
-	if g.interval == 0 {
-		return math.Inf(1)
-	}
-	return float64(g.tau-(max(tat, t)-t)) / float64(g.interval)
-}
-
-// rate returns the rate enforced, in tokens a second.
-func (g *gcra) rate() float64 {
-	switch {
-	case g.frozen:
-		return 0
-	case g.interval == 0:
-		return RateUnlimited
-	}
-	return 1e9 / float64(g.interval)
+	return min(max(int64(d), -gcra.MaxSpan), gcra.MaxSpan)
 }
 
 // checkN panics if n is negative, naming the method fn.
@@ -197,7 +131,7 @@ func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimit
 		checkOption("NewRateLimiter", o)
 		o.applyRateLimit(&cfg)
 	}
-	return &RateLimiter{gcra: newGCRA("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}
+	return &RateLimiter{limits: newLimits("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}
 }
 
 // RateLimitOption configures [NewRateLimiter] and [NewKeyedRateLimiter].
@@ -233,15 +167,15 @@ func WithRateLimitWait(d time.Duration) RateLimitOption {
 // Rate returns the rate the limiter enforces, in tokens a second: the rate
 // it was given with the interval between tokens rounded to a whole number
 // of nanoseconds, 0, or [RateUnlimited].
-func (l *RateLimiter) Rate() float64 { return l.rate() }
+func (l *RateLimiter) Rate() float64 { return l.Params.Rate() }
 
 // Burst returns the most tokens the bucket holds.
-func (l *RateLimiter) Burst() int { return l.burst }
+func (l *RateLimiter) Burst() int { return l.Params.Burst }
 
 // Tokens returns the number of tokens in the bucket now: at most the
 // burst, fractional while one refills, and negative when reservations have
 // booked tokens that are not back yet. It is +Inf with [RateUnlimited].
-func (l *RateLimiter) Tokens() float64 { return l.tokens(l.tat.Load(), l.nowNs(&l.common)) }
+func (l *RateLimiter) Tokens() float64 { return l.Params.Tokens(l.tat.Load(), l.nowNs(&l.common)) }
 
 // Allow takes a token if one is there, and reports whether it did. It
 // never waits. A refusal is reported to the observer as an
@@ -250,7 +184,7 @@ func (l *RateLimiter) Allow() bool {
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next, wait, ok := l.take(tat, t, l.interval, 0)
+		next, wait, ok := l.Take(tat, t, l.Interval, 0)
 		if !ok {
 			if l.observer != nil {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, 1)
@@ -270,17 +204,17 @@ func (l *RateLimiter) Allow() bool {
 // if n is negative.
 func (l *RateLimiter) AllowN(n int) bool {
 	checkN("RateLimiter.AllowN", n)
-	if int64(n) > l.maxN {
+	if int64(n) > l.MaxN {
 		if l.observer != nil {
 			l.refusedEvent(context.Background(), ErrRateLimited, 0, int64(n))
 		}
 		return false
 	}
-	cost := int64(n) * l.interval // at most tau
+	cost := int64(n) * l.Interval // at most tau
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next, wait, ok := l.take(tat, t, cost, 0)
+		next, wait, ok := l.Take(tat, t, cost, 0)
 		if !ok {
 			if l.observer != nil {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, int64(n))
@@ -296,7 +230,7 @@ func (l *RateLimiter) AllowN(n int) bool {
 // refusedEvent reports a refusal with the time until the tokens are there
 // as its hint, none when they never will be.
 func (l *RateLimiter) refusedEvent(ctx context.Context, err error, wait, n int64) {
-	if l.never(n, wait) {
+	if l.Never(n, wait) {
 		wait = 0
 	}
 	l.observe(ctx, Event{Kind: EventRefused, Component: "ratelimiter", Err: err, Wait: time.Duration(max(wait, 0))})

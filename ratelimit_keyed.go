@@ -33,7 +33,7 @@ import (
 // KeyedRateLimiter is safe for concurrent use; make one with
 // [NewKeyedRateLimiter].
 type KeyedRateLimiter[K comparable] struct {
-	gcra
+	limits
 	wait time.Duration
 	common
 	seed    maphash.Seed
@@ -70,7 +70,7 @@ func NewKeyedRateLimiter[K comparable](rate float64, burst int, opts ...KeyedRat
 		o.applyKeyedRateLimit(&cfg)
 	}
 	l := &KeyedRateLimiter[K]{
-		gcra:    newGCRA("NewKeyedRateLimiter", rate, burst, &cfg.common),
+		limits:  newLimits("NewKeyedRateLimiter", rate, burst, &cfg.common),
 		wait:    cfg.wait,
 		common:  cfg.common,
 		seed:    maphash.MakeSeed(),
@@ -119,10 +119,10 @@ func WithRateLimitMaxKeys(n int) KeyedRateLimitOption {
 }
 
 // Rate returns the rate of each key's bucket, as [RateLimiter.Rate] does.
-func (l *KeyedRateLimiter[K]) Rate() float64 { return l.rate() }
+func (l *KeyedRateLimiter[K]) Rate() float64 { return l.Params.Rate() }
 
 // Burst returns the most tokens each key's bucket holds.
-func (l *KeyedRateLimiter[K]) Burst() int { return l.burst }
+func (l *KeyedRateLimiter[K]) Burst() int { return l.Params.Burst }
 
 // Len returns the number of keys the limiter holds now, never more than
 // [WithRateLimitMaxKeys] allows.
@@ -139,7 +139,7 @@ func (l *KeyedRateLimiter[K]) Tokens(key K) float64 {
 		tat = b.tat
 	}
 	s.mu.Unlock()
-	return l.tokens(tat, t)
+	return l.Params.Tokens(tat, t)
 }
 
 // Allow takes a token from key's bucket if one is there, and reports
@@ -152,10 +152,10 @@ func (l *KeyedRateLimiter[K]) Allow(key K) bool { return l.AllowN(key, 1) }
 // n is negative.
 func (l *KeyedRateLimiter[K]) AllowN(key K, n int) bool {
 	checkN("KeyedRateLimiter.AllowN", n)
-	if l.interval == 0 {
+	if l.Interval == 0 {
 		return true
 	}
-	if int64(n) > l.maxN {
+	if int64(n) > l.MaxN {
 		l.refusedEvent(rateLimitTooMany, 0)
 		return false
 	}
@@ -199,7 +199,7 @@ func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, 
 	if b != nil {
 		tat = b.tat
 	}
-	next, wait, ok = l.take(tat, t, int64(n)*l.interval, maxWait)
+	next, wait, ok = l.Take(tat, t, int64(n)*l.Interval, maxWait)
 	if !ok {
 		return 0, wait, rateLimitRefused, false // the caller tells why
 	}
@@ -312,7 +312,7 @@ func (l *KeyedRateLimiter[K]) sweep(s *keyedShard[K], t int64) {
 	}
 	l.keys.Add(int64(-dropped))
 	s.floor = max(s.floor, t)
-	s.sweepAt = t + max(l.tau, int64(time.Millisecond))
+	s.sweepAt = t + max(l.Tau, int64(time.Millisecond))
 	s.minTat.Store(minTat)
 }
 
@@ -331,10 +331,10 @@ func (l *KeyedRateLimiter[K]) WaitN(ctx context.Context, key K, n int) error {
 // waitN takes n tokens from key's bucket, waiting for them up to limit and
 // within ctx's deadline.
 func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit time.Duration) error {
-	if int64(n) > l.maxN {
+	if int64(n) > l.MaxN {
 		return l.observeRefusal(ctx, l.refusal(0, n, limit))
 	}
-	if err := ctx.Err(); err != nil || l.interval == 0 {
+	if err := ctx.Err(); err != nil || l.Interval == 0 {
 		return err
 	}
 	next, wait, why, ok := l.book(key, l.nowNs(&l.common), n, l.budget(ctx, limit))
@@ -347,7 +347,7 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 	if wait <= 0 {
 		return nil
 	}
-	cost := int64(n) * l.interval
+	cost := int64(n) * l.Interval
 	return l.sleepBooked(ctx, wait, func() { l.giveBack(key, next, cost) })
 }
 
@@ -379,7 +379,7 @@ func (g *keyedGuard[K]) Enter(ctx context.Context) (done func(err error), err er
 
 func (g *keyedGuard[K]) enter(ctx context.Context) (uint64, error) {
 	l := g.l
-	if l.interval == 0 {
+	if l.Interval == 0 {
 		return l.admitted(l.origin), nil
 	}
 	key := g.key(ctx)

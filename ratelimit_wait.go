@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/gcra"
 )
 
 // RateLimitError is the error of a call refused by a [RateLimiter] or a
@@ -32,7 +34,7 @@ const (
 	rateLimitTooMany                         // n is more than the burst
 	rateLimitSpent                           // a rate of 0 has no tokens left
 	rateLimitKeys                            // a keyed limiter holds as many keys as it may
-	rateLimitFar                             // the tokens would come more than maxAhead from now
+	rateLimitFar                             // the tokens would come more than gcra.MaxAhead from now
 )
 
 // Error describes the refusal: "resilience: rate limited", followed by a
@@ -66,15 +68,15 @@ func (e *RateLimitError) RetryAfter() time.Duration { return e.after }
 
 // reason says why a call for n tokens that come in wait was refused, when
 // it may wait no longer than limit.
-func (g *gcra) reason(wait int64, n int, limit time.Duration) rateLimitReason {
+func (g *limits) reason(wait int64, n int, limit time.Duration) rateLimitReason {
 	switch {
-	case int64(n) > g.maxN:
+	case int64(n) > g.MaxN:
 		return rateLimitTooMany
-	case g.frozen:
+	case g.Frozen:
 		return rateLimitSpent
 	case wait > int64(limit):
 		return rateLimitRefused
-	case wait > maxAhead:
+	case wait > gcra.MaxAhead:
 		return rateLimitFar
 	}
 	return rateLimitDeadline
@@ -82,16 +84,16 @@ func (g *gcra) reason(wait int64, n int, limit time.Duration) rateLimitReason {
 
 // refusal returns the error of a call for n tokens refused because they
 // come in wait, more than limit allows, or never.
-func (g *gcra) refusal(wait int64, n int, limit time.Duration) *RateLimitError {
+func (g *limits) refusal(wait int64, n int, limit time.Duration) *RateLimitError {
 	return g.refusalFor(g.reason(wait, n, limit), wait, n)
 }
 
 // refusalFor returns the error of a call for n tokens refused for why,
 // with a hint of wait where waiting would help.
-func (g *gcra) refusalFor(why rateLimitReason, wait int64, n int) *RateLimitError {
+func (g *limits) refusalFor(why rateLimitReason, wait int64, n int) *RateLimitError {
 	switch why {
 	case rateLimitTooMany:
-		return &RateLimitError{why: why, n: n, burst: g.burst}
+		return &RateLimitError{why: why, n: n, burst: g.Burst}
 	case rateLimitSpent:
 		return &RateLimitError{why: why}
 	}
@@ -131,18 +133,18 @@ func (l *RateLimiter) WaitN(ctx context.Context, n int) error {
 // waitN takes n tokens, waiting for them up to limit and within ctx's
 // deadline.
 func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) error {
-	if int64(n) > l.maxN {
+	if int64(n) > l.MaxN {
 		return l.observeRefusal(ctx, l.refusal(0, n, limit))
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	cost := int64(n) * l.interval
+	cost := int64(n) * l.Interval
 	t := l.nowNs(&l.common)
 	budget := l.budget(ctx, limit)
 	for {
 		tat := l.tat.Load()
-		next, wait, ok := l.take(tat, t, cost, budget)
+		next, wait, ok := l.Take(tat, t, cost, budget)
 		if !ok {
 			return l.observeRefusal(ctx, l.refusal(wait, n, limit))
 		}
@@ -204,7 +206,7 @@ func (l *RateLimiter) enter(ctx context.Context) (uint64, error) {
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next, wait, ok := l.take(tat, t, l.interval, 0)
+		next, wait, ok := l.Take(tat, t, l.Interval, 0)
 		if !ok {
 			return l.enterSlow(ctx, wait)
 		}
@@ -272,14 +274,14 @@ func (l *RateLimiter) Reserve() *Reservation { return l.ReserveN(1) }
 func (l *RateLimiter) ReserveN(n int) *Reservation {
 	checkN("RateLimiter.ReserveN", n)
 	r := &Reservation{l: l}
-	if int64(n) > l.maxN {
+	if int64(n) > l.MaxN {
 		return r
 	}
-	cost := int64(n) * l.interval
+	cost := int64(n) * l.Interval
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
-		next, wait, ok := l.take(tat, t, cost, math.MaxInt64)
+		next, wait, ok := l.Take(tat, t, cost, math.MaxInt64)
 		if !ok {
 			return r
 		}
