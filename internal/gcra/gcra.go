@@ -37,9 +37,8 @@ var (
 	ErrRefill = errors.New("gcra: the bucket takes more than MaxRefill to fill")
 )
 
-// New returns the arithmetic of rate tokens a second (a rate whose
-// interval rounds to 0 ns, above 2e9, is no limit)
-// and burst.
+// New returns the arithmetic of rate tokens a second and burst. A rate
+// whose interval rounds to 0 ns (above 2e9 a second) is no limit.
 func New(rate float64, burst int) (Params, error) {
 	if math.IsNaN(rate) || math.IsInf(rate, 0) || rate < 0 {
 		return Params{}, ErrRate
