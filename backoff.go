@@ -3,8 +3,9 @@ package resilience
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // Backoff decides how long to wait before each retry. Implementations are
@@ -61,53 +62,6 @@ func checkDuration(fn, name string, d time.Duration) {
 	}
 }
 
-// Saturating arithmetic: no result is negative or beyond the largest Duration.
-
-const maxDuration = time.Duration(math.MaxInt64)
-
-// scale returns d·f truncated to whole nanoseconds, saturated to [0,
-// maxDuration]; d and f are not negative. 0 times anything, +Inf included,
-// is 0. Past 2^53 ns float64 rounds d: callers that must return d itself
-// for a factor of 1 do so before calling.
-func scale(d time.Duration, f float64) time.Duration {
-	x := float64(d) * f
-	switch {
-	case x >= float64(maxDuration):
-		return maxDuration
-	case x > 0:
-		return time.Duration(x)
-	}
-	return 0 // also for NaN, 0·∞
-}
-
-// add returns a+b, saturated at maxDuration; both are non-negative.
-func add(a, b time.Duration) time.Duration {
-	if a > maxDuration-b {
-		return maxDuration
-	}
-	return a + b
-}
-
-// times returns d·k, saturated at maxDuration; both are non-negative.
-func times(d time.Duration, k int64) time.Duration {
-	hi, lo := bits.Mul64(uint64(d), uint64(k))
-	if hi != 0 || lo > uint64(maxDuration) {
-		return maxDuration
-	}
-	return time.Duration(lo)
-}
-
-// doubled returns d·2^k, saturated at maxDuration, in whole integers.
-func doubled(d time.Duration, k int) time.Duration {
-	switch {
-	case d == 0:
-		return 0
-	case k >= 63:
-		return maxDuration
-	}
-	return times(d, 1<<k)
-}
-
 // pow returns f^k for f >= 1 and k >= 0, stopping early once the result is
 // beyond any duration.
 func pow(f float64, k int) float64 {
@@ -146,7 +100,7 @@ func Linear(initial, step time.Duration) Backoff {
 type linear struct{ initial, step time.Duration }
 
 func (l *linear) Delay(n int, _ time.Duration) (time.Duration, bool) {
-	return add(l.initial, times(l.step, int64(max(n, 1)-1))), true
+	return sat.Add(l.initial, sat.Mul(l.step, int64(max(n, 1)-1))), true
 }
 
 // Exponential waits initial·factor^(n-1) before retry n: with (100ms, 2),
@@ -183,9 +137,9 @@ func (e *exponential) Delay(n int, _ time.Duration) (time.Duration, bool) {
 		if k == 0 { // initial itself, which float64 may not hold
 			return e.initial, true
 		}
-		return scale(e.initial, e.powers[k]), true
+		return sat.Scale(e.initial, e.powers[k]), true
 	}
-	return scale(e.initial, pow(e.factor, k)), true
+	return sat.Scale(e.initial, pow(e.factor, k)), true
 }
 
 // fibonacci holds the Fibonacci numbers that fit in an int64, written out so
@@ -233,9 +187,9 @@ func (f *fib) Delay(n int, _ time.Duration) (time.Duration, bool) {
 		if f.unit == 0 {
 			return 0, true
 		}
-		return maxDuration, true
+		return sat.Max, true
 	}
-	return times(f.unit, fibonacci[max(n, 1)]), true
+	return sat.Mul(f.unit, fibonacci[max(n, 1)]), true
 }
 
 // Random waits a uniformly random time in [min, max) before every retry

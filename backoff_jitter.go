@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // FullJitter waits a uniformly random time in [0, d], d being b's wait: the
@@ -94,10 +96,10 @@ func (j *jitter) bounds(d time.Duration) (lo time.Duration, width uint64) {
 		half := d / 2
 		return d - half, uint64(half) + 1
 	case jitterSymmetric: // [d - f·d, d + f·d)
-		s := min(scale(d, j.f), d)
-		return d - s, uint64(s) + uint64(min(s, maxDuration-d))
+		s := min(sat.Scale(d, j.f), d)
+		return d - s, uint64(s) + uint64(min(s, sat.Max-d))
 	default: // [d, d + f·d)
-		return d, uint64(min(scale(d, j.f), maxDuration-d))
+		return d, uint64(min(sat.Scale(d, j.f), sat.Max-d))
 	}
 }
 
@@ -142,7 +144,7 @@ type decorrelated struct {
 }
 
 func (d *decorrelated) Delay(_ int, prev time.Duration) (time.Duration, bool) {
-	hi := times(max(prev, d.base), 3)
+	hi := sat.Mul(max(prev, d.base), 3)
 	w := d.base + d.src.upTo(hi-d.base)
 	return min(w, d.max), true
 }
@@ -212,7 +214,7 @@ func (s *smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
 		if s.median == 0 {
 			return 0, true
 		}
-		return maxDuration, true
+		return sat.Max, true
 	}
 	// t = k + u, u uniform in [0, 1): the draw's top bits pick the step
 	// within the unit, the next 53 where t falls between two steps.
@@ -220,7 +222,7 @@ func (s *smooth) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	i := k*smoothStepsPerUnit + int(r>>(64-smoothStepBits))
 	between := float64(r<<smoothStepBits>>11) / (1 << 53)
 	f := s.steps[i] + (s.steps[i+1]-s.steps[i])*between
-	return scale(s.median, f), true
+	return sat.Scale(s.median, f), true
 }
 
 func (s smooth) withRand(r Rand) Backoff { s.src = source{r}; return &s }

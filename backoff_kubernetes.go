@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // KubernetesBackoff reproduces Kubernetes' wait.Backoff and the waits its
@@ -57,7 +59,7 @@ type KubernetesBackoff struct {
 func (k KubernetesBackoff) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	d := k.base(n)
 	if k.Jitter > 0 && k.Jitter <= math.MaxFloat64 { // [d, d + Jitter·d)
-		d += k.src.below(uint64(min(scale(d, k.Jitter), maxDuration-d)))
+		d += k.src.below(uint64(min(sat.Scale(d, k.Jitter), sat.Max-d)))
 	} else if k.Jitter != 0 {
 		k.fail()
 	}
@@ -102,8 +104,8 @@ func kubeStep(d time.Duration, left int, factor float64, cap time.Duration) (tim
 	}
 	left--
 	if factor != 0 {
-		if x := float64(d) * factor; x >= float64(maxDuration) {
-			d = maxDuration
+		if x := float64(d) * factor; x >= float64(sat.Max) {
+			d = sat.Max
 		} else {
 			d = time.Duration(x) // truncated, as Kubernetes does
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // Jpillora reproduces github.com/jpillora/backoff: retry n waits
@@ -41,8 +43,8 @@ func (j *jpillora) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	if j.min >= j.max {
 		return j.max, true
 	}
-	d := scale(j.min, pow(j.factor, max(n, 1)-1))
-	if j.jitter && d > j.min && d < maxDuration {
+	d := sat.Scale(j.min, pow(j.factor, max(n, 1)-1))
+	if j.jitter && d > j.min && d < sat.Max {
 		d = j.min + time.Duration(j.src.int64n(int64(d-j.min)))
 	}
 	return min(max(d, j.min), j.max), true
@@ -81,7 +83,7 @@ func (c celery) withRand(r Rand) Backoff { c.src = source{r}; return &c }
 type doubling struct{ initial, limit time.Duration }
 
 func (d *doubling) Delay(n int, _ time.Duration) (time.Duration, bool) {
-	return min(doubled(d.initial, max(n, 1)-1), d.limit), true
+	return min(sat.Shift(d.initial, max(n, 1)-1), d.limit), true
 }
 
 // Ethernet is the binary exponential backoff of IEEE 802.3: after c
@@ -104,7 +106,7 @@ func (e *ethernet) Delay(n int, _ time.Duration) (time.Duration, bool) {
 		return 0, false
 	}
 	c := min(max(n, 1), 10)
-	return times(e.slot, e.src.int64n(1<<c)), true
+	return sat.Mul(e.slot, e.src.int64n(1<<c)), true
 }
 
 func (e ethernet) withRand(r Rand) Backoff { e.src = source{r}; return &e }
@@ -134,7 +136,7 @@ func ConstantSchedule(n int, d time.Duration) Backoff {
 func ExponentialSchedule(n int, initial time.Duration) Backoff {
 	checkCount("ExponentialSchedule", n)
 	checkDuration("ExponentialSchedule", "initial", initial)
-	return limitedTo(&doubling{initial: initial, limit: maxDuration}, n)
+	return limitedTo(&doubling{initial: initial, limit: sat.Max}, n)
 }
 
 // LimitedExponentialSchedule returns go-resiliency's

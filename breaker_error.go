@@ -3,6 +3,8 @@ package resilience
 import (
 	"math"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // BreakerOpenError is the error of a call refused by an open [Breaker]. It
@@ -26,7 +28,7 @@ func (e *BreakerOpenError) Is(target error) bool { return target == ErrBreakerOp
 // Duration while the breaker is isolated (see [Breaker.Isolate]).
 func (e *BreakerOpenError) CoolDownLeft() time.Duration {
 	if e.isolated {
-		return maxDuration
+		return sat.Max
 	}
 	var now time.Time
 	if e.cfg != nil {
@@ -47,12 +49,12 @@ func (e *BreakerOpenError) CoolDownLeft() time.Duration {
 // isolated. Each call draws its own jitter.
 func (e *BreakerOpenError) RetryAfter() time.Duration {
 	left := e.CoolDownLeft()
-	d := add(left, retryAfterMargin)
+	d := sat.Add(left, retryAfterMargin)
 	if e.cfg != nil && e.cfg.hintJitter > 0 && left > 0 {
 		if j := float64(left) * e.cfg.hintJitter; j < math.MaxInt64 {
-			d = add(d, time.Duration(e.cfg.rand.int64n(int64(j)+1)))
+			d = sat.Add(d, time.Duration(e.cfg.rand.int64n(int64(j)+1)))
 		} else {
-			d = maxDuration
+			d = sat.Max
 		}
 	}
 	return d

@@ -47,7 +47,7 @@ type Bulkhead struct {
 	mu       sync.Mutex
 	waiters  list.List // of *bulkheadWaiter, oldest first; guarded by mu
 	doneFunc func(error)
-	origin    time.Time // outcome tickets count from it
+	origin   time.Time // outcome tickets count from it
 
 	// hook, set only by the package's tests, is called at the steps of the
 	// slow paths where another goroutine may change the state, so that a

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // KeyedRateLimiter is a [RateLimiter] for each key: one limit per user,
@@ -325,7 +327,7 @@ func (l *KeyedRateLimiter[K]) Wait(ctx context.Context, key K) error { return l.
 // the table holds as many keys as it may. It panics if n is negative.
 func (l *KeyedRateLimiter[K]) WaitN(ctx context.Context, key K, n int) error {
 	checkN("KeyedRateLimiter.WaitN", n)
-	return l.waitN(ctx, key, n, maxDuration)
+	return l.waitN(ctx, key, n, sat.Max)
 }
 
 // waitN takes n tokens from key's bucket, waiting for them up to limit and

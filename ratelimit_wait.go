@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/faf87a20/resilience/internal/gcra"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // RateLimitError is the error of a call refused by a [RateLimiter] or a
@@ -127,7 +129,7 @@ func (l *RateLimiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 // to the observer.
 func (l *RateLimiter) WaitN(ctx context.Context, n int) error {
 	checkN("RateLimiter.WaitN", n)
-	return l.waitN(ctx, n, maxDuration)
+	return l.waitN(ctx, n, sat.Max)
 }
 
 // waitN takes n tokens, waiting for them up to limit and within ctx's
@@ -309,7 +311,7 @@ func (r *Reservation) OK() bool { return r.ok }
 // are, and the largest Duration for a reservation that is not OK.
 func (r *Reservation) Delay() time.Duration {
 	if !r.ok {
-		return maxDuration
+		return sat.Max
 	}
 	return time.Duration(max(r.act-r.l.nowNs(&r.l.common), 0))
 }
