@@ -136,7 +136,18 @@ func (o *SlogObserver) Observe(ctx context.Context, e Event) {
 	// Room for the most attributes a kind sets, so that the slice stays
 	// on the stack.
 	var buf [8]slog.Attr
-	attrs := append(buf[:0], slog.String("component", e.Component))
+	attrs := commonAttrs(buf[:0], e)
+	attrs = kindAttrs(attrs, e)
+	if e.Panic != nil {
+		attrs = append(attrs, slog.Any("panic", e.Panic.Value), slog.String("stack", string(e.Panic.Stack)))
+	}
+	logger.LogAttrs(ctx, level, e.Kind.String(), attrs...)
+}
+
+// commonAttrs appends the attributes any event may have: who, which
+// attempt, what error and why.
+func commonAttrs(attrs []slog.Attr, e Event) []slog.Attr {
+	attrs = append(attrs, slog.String("component", e.Component))
 	if e.Name != "" {
 		attrs = append(attrs, slog.String("name", e.Name))
 	}
@@ -149,6 +160,12 @@ func (o *SlogObserver) Observe(ctx context.Context, e Event) {
 	if e.Reason != nil {
 		attrs = append(attrs, slog.Any("reason", e.Reason))
 	}
+	return attrs
+}
+
+// kindAttrs appends the attributes of e's kind: its wait, its states, its
+// size, its duration.
+func kindAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	switch e.Kind {
 	case EventRetry, EventWaitEnded, EventHedge:
 		attrs = append(attrs, slog.Duration("wait", e.Wait))
@@ -166,8 +183,5 @@ func (o *SlogObserver) Observe(ctx context.Context, e Event) {
 	if e.Duration > 0 || e.Kind == EventBatchSent || e.Kind == EventCallEnded {
 		attrs = append(attrs, slog.Duration("duration", e.Duration))
 	}
-	if e.Panic != nil {
-		attrs = append(attrs, slog.Any("panic", e.Panic.Value), slog.String("stack", string(e.Panic.Stack)))
-	}
-	logger.LogAttrs(ctx, level, e.Kind.String(), attrs...)
+	return attrs
 }

@@ -411,6 +411,35 @@ func formatSpread(r result) string {
 	return strconv.FormatFloat(p, 'f', 0, 64) + "%"
 }
 
+// bestPeer returns the fastest peer library's result in rw, or nil.
+func bestPeer(rw row) *result {
+	var best *result
+	for i, r := range rw.results {
+		if ours(r.lib) || baselines[r.lib] {
+			continue
+		}
+		if best == nil || r.ns < best.ns {
+			best = &rw.results[i]
+		}
+	}
+	return best
+}
+
+// summaryCells returns the summary table's cells for our column r of rw:
+// its name, ns, allocs, and the best peer's name, ns and our speed-up.
+func summaryCells(rw row, r result, best *result) []string {
+	name := rw.name
+	if r.lib != "resilience" {
+		name += " (" + strings.TrimPrefix(r.lib, "resilience-") + ")"
+	}
+	peer, peerNs, speed := "–", "–", "–"
+	if best != nil {
+		peer, peerNs = best.lib, format(best.ns)
+		speed = format(best.ns/r.ns) + "×"
+	}
+	return []string{name, format(r.ns), count(r.allocs), peer, peerNs, speed}
+}
+
 // write prints the summary table and the full one; withTargets adds to
 // the summary the project's targets for each row, met, within noise or
 // missed, and a count of each.
@@ -424,30 +453,14 @@ func write(w io.Writer, rows []row, withTargets bool) {
 	}
 	var tally [missed + 1]int
 	for _, rw := range rows {
-		var best *result
-		for i, r := range rw.results {
-			if ours(r.lib) || baselines[r.lib] {
-				continue
-			}
-			if best == nil || r.ns < best.ns {
-				best = &rw.results[i]
-			}
-		}
+		best := bestPeer(rw)
 		for _, r := range rw.results {
 			if !ours(r.lib) {
 				continue
 			}
-			name := rw.name
-			if r.lib != "resilience" {
-				name += " (" + strings.TrimPrefix(r.lib, "resilience-") + ")"
-			}
-			peer, peerNs, speed := "–", "–", "–"
-			if best != nil {
-				peer, peerNs = best.lib, format(best.ns)
-				speed = format(best.ns/r.ns) + "×"
-			}
+			cells := summaryCells(rw, r, best)
 			if !withTargets {
-				fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed)
+				fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
 				continue
 			}
 			var vs []string
@@ -455,7 +468,7 @@ func write(w io.Writer, rows []row, withTargets bool) {
 				tally[v.state]++
 				vs = append(vs, v.String())
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s |\n", name, format(r.ns), count(r.allocs), peer, peerNs, speed, strings.Join(vs, "; "))
+			fmt.Fprintf(w, "| %s | %s |\n", strings.Join(cells, " | "), strings.Join(vs, "; "))
 		}
 	}
 	if withTargets {
