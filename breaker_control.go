@@ -82,3 +82,40 @@ func (b *Breaker) Metrics() BreakerMetrics {
 	}
 	return m
 }
+
+// trip opens the breaker at now: for its next cool-down, or until Reset.
+// It returns what the cool-down backoff panicked with, if it did. b.mu is
+// held.
+func (b *Breaker) trip(now time.Time, isolate bool) (panicked any) {
+	from, gen := b.m.state, b.m.gen
+	var d time.Duration
+	if !isolate {
+		d, panicked = b.nextCoolDown()
+	}
+	b.m.open(now, d, isolate)
+	b.commit(from, gen)
+	return panicked
+}
+
+// nextCoolDown returns the cool-down of the next trip. A panic of the
+// backoff is returned, so that the breaker opens (for the last cool-down)
+// before it goes on. b.mu is held.
+func (b *Breaker) nextCoolDown() (d time.Duration, panicked any) {
+	d = b.cfg.coolDown
+	if b.cfg.growth == nil {
+		return d, nil
+	}
+	n, prev := b.m.trips+1, b.m.coolDown
+	if n > 1 {
+		d = prev
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+		}
+	}()
+	if g, ok := b.cfg.growth.Delay(n, prev); ok {
+		d = max(g, 0)
+	}
+	return d, nil
+}
