@@ -1,19 +1,24 @@
 package resilience_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
+	"math/big"
+	"os"
+	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/faf87a20/resilience"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/faf87a20/resilience"
 )
 
 // rateStep is one call in a scripted run of a limiter: after the clock has
@@ -462,4 +467,584 @@ func TestRateLimiterErrors(t *testing.T) {
 	assert.False(t, errors.Is(resilience.ErrRateLimited, context.DeadlineExceeded))
 	_, ok := resilience.RetryAfter(err)
 	assert.False(t, ok, "the zero error has no hint")
+}
+
+// BenchmarkRateLimiter measures admissions that find their token there:
+// the limiter's cost beside the clock reading it cannot do without.
+func BenchmarkRateLimiter(b *testing.B) {
+	ctx := context.Background()
+	const fast = 1e9 // a token every nanosecond: every call finds one
+	b.Run("Allow", func(b *testing.B) {
+		l := resilience.NewRateLimiter(fast, 1000)
+		b.ReportAllocs()
+		for b.Loop() {
+			l.Allow()
+		}
+	})
+	b.Run("Allow-parallel", func(b *testing.B) {
+		l := resilience.NewRateLimiter(fast, 1000)
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				l.Allow()
+			}
+		})
+	})
+	b.Run("Allow-refused", func(b *testing.B) {
+		l := resilience.NewRateLimiter(1, 1)
+		l.Allow()
+		b.ReportAllocs()
+		for b.Loop() {
+			l.Allow()
+		}
+	})
+	b.Run("Guarded", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewRateLimiter(fast, 1000))
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("Keyed-10000-keys", func(b *testing.B) {
+		// A key comes back every 10,000 calls, sooner than its bucket
+		// refills and before its burst is spent: all 10,000 stay live.
+		l := resilience.NewKeyedRateLimiter[string](1000, 1_000_000)
+		keys := make([]string, 10000)
+		for i := range keys {
+			keys[i] = "user-" + strconv.Itoa(i)
+			l.Allow(keys[i])
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			l.Allow(keys[i])
+			i++
+			if i == len(keys) {
+				i = 0
+			}
+		}
+	})
+}
+
+// farMessage is the error of a booking whose tokens would come too far
+// ahead.
+const farMessage = "resilience: rate limited: the tokens would come more than 36 years from now"
+
+// TestRateLimiterFarBookingsNeverWrap books 1e9 tokens ten times over on a
+// limiter of one token a second and a burst of 1e9, so that the tokens
+// booked last would come three centuries ahead, in every way a booking can
+// be made. The time a bucket is full again must never wrap round to the
+// past: the second booking is the last one made (its tokens come in 31
+// years), the others are refused with an error matching ErrRateLimited, and
+// the bucket stays empty.
+func TestRateLimiterFarBookingsNeverWrap(t *testing.T) {
+	const n = 1e9
+	single := func() limiter {
+		l := resilience.NewRateLimiter(1, n)
+		return limiter{func(ctx context.Context) error { return l.WaitN(ctx, n) }, l.Allow, l.Tokens}
+	}
+	keyed := func() limiter {
+		l := resilience.NewKeyedRateLimiter[string](1, n)
+		return limiter{func(ctx context.Context) error { return l.WaitN(ctx, "k", n) },
+			func() bool { return l.Allow("k") }, func() float64 { return l.Tokens("k") }}
+	}
+	tests := []struct {
+		name string
+		make func() limiter
+	}{
+		{"RateLimiter.ReserveN", func() limiter {
+			l := resilience.NewRateLimiter(1, n)
+			return limiter{func(context.Context) error {
+				if r := l.ReserveN(n); !r.OK() {
+					return errNotBooked
+				}
+				return nil
+			}, l.Allow, l.Tokens}
+		}},
+		{"RateLimiter.WaitN", single},
+		{"RateLimiter.WaitN, a deadline in 300 years", func() limiter { return withFarDeadline(single()) }},
+		{"KeyedRateLimiter.WaitN", keyed},
+		{"KeyedRateLimiter.WaitN, a deadline in 300 years", func() limiter { return withFarDeadline(keyed()) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := tc.make()
+				ctx, cancel := context.WithCancel(context.Background())
+				errs := make([]error, 10)
+				var wg sync.WaitGroup
+				for i := range errs {
+					// Each booking that waits waits in its own goroutine,
+					// in turn.
+					wg.Go(func() { errs[i] = l.book(ctx) })
+					synctest.Wait()
+				}
+				assert.False(t, l.allow(), "Allow after the far bookings")
+				assert.Equal(t, -1e9, l.tokens(), "two bookings of 1e9 tokens, no more")
+				cancel()
+				wg.Wait()
+				require.NoError(t, errs[0])
+				if errs[1] != nil {
+					assert.ErrorIs(t, errs[1], context.Canceled, "the second booking waits 31 years")
+				}
+				for i, err := range errs[2:] {
+					if errors.Is(err, errNotBooked) {
+						continue
+					}
+					require.ErrorIs(t, err, resilience.ErrRateLimited, "booking %d", i+2)
+					assert.Equal(t, farMessage, err.Error(), "booking %d", i+2)
+				}
+			})
+		})
+	}
+}
+
+var errNotBooked = errors.New("reservation not OK")
+
+// limiter is a RateLimiter, or a KeyedRateLimiter's key, as the tests of
+// far bookings see it.
+type limiter struct {
+	book   func(ctx context.Context) error // books n tokens, waiting for them
+	allow  func() bool
+	tokens func() float64
+}
+
+// withFarDeadline makes l book under a deadline 300 years ahead, past the
+// largest time.Duration.
+func withFarDeadline(l limiter) limiter {
+	book := l.book
+	l.book = func(ctx context.Context) error {
+		ctx, cancel := context.WithDeadline(ctx, time.Now().AddDate(300, 0, 0))
+		defer cancel()
+		return book(ctx)
+	}
+	return l
+}
+
+// TestRateLimiterLargestBurst: a burst of the largest int is counted
+// without overflow, by a RateLimiter and by a KeyedRateLimiter's key:
+// AllowN(1) is Allow(), and the whole burst taken at once leaves nothing.
+func TestRateLimiterLargestBurst(t *testing.T) {
+	tests := []struct {
+		name  string
+		rate  float64
+		steps []rateStep
+	}{
+		{"rate 0: AllowN(1) as Allow", 0, []rateStep{{0, 1, true}, {0, -1, true}, {0, 1, true}}},
+		{"rate 0: the whole burst, then nothing", 0, []rateStep{{0, math.MaxInt, true}, {0, -1, false}, {0, 1, false}, {time.Hour, -1, false}}},
+		{"rate 0: one, all but one, then nothing", 0, []rateStep{{0, -1, true}, {0, math.MaxInt - 1, true}, {0, -1, false}, {0, 1, false}}},
+		{"rate 0: the burst twice", 0, []rateStep{{0, math.MaxInt, true}, {0, math.MaxInt, false}, {0, -1, false}}},
+		{"unlimited", resilience.RateUnlimited, []rateStep{{0, 1, true}, {0, math.MaxInt, true}, {0, -1, true}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			l := resilience.NewRateLimiter(tc.rate, math.MaxInt, resilience.WithClock(clk))
+			keyed := resilience.NewKeyedRateLimiter[int](tc.rate, math.MaxInt, resilience.WithClock(clk))
+			for i, s := range tc.steps {
+				clk.Add(s.advance)
+				var got, gotKeyed bool
+				if s.n < 0 {
+					got, gotKeyed = l.Allow(), keyed.Allow(7)
+				} else {
+					got, gotKeyed = l.AllowN(s.n), keyed.AllowN(7, s.n)
+				}
+				assert.Equal(t, s.want, got, "step %d: AllowN(%d) after %v", i, s.n, s.advance)
+				assert.Equal(t, s.want, gotKeyed, "step %d: keyed AllowN(%d) after %v", i, s.n, s.advance)
+			}
+		})
+	}
+}
+
+// gcraModel is the reference the limiter is held to over its whole range:
+// the generic cell rate algorithm written from its definition in integers
+// that cannot overflow. Its state is the theoretical arrival time tat;
+// taking n tokens at t moves it to tat' = max(tat, t) + n·T, which is
+// allowed at once iff t ≥ tat' − τ (τ = burst·T), and booked ahead, by a
+// reservation, iff tat' − τ − t ≤ 2^60 ns, the limiter's documented
+// horizon. A rate of 0 is T = 1 and τ = burst at a time that never moves:
+// nothing is ever booked ahead.
+type gcraModel struct {
+	tat, interval, tau *big.Int
+	burst              uint64
+	frozen             bool
+}
+
+func newGCRAModel(interval int64, burst int, frozen bool) *gcraModel {
+	iv := big.NewInt(interval)
+	return &gcraModel{tat: new(big.Int), interval: iv, tau: new(big.Int).Mul(iv, new(big.Int).SetUint64(uint64(burst))),
+		burst: uint64(burst), frozen: frozen}
+}
+
+var horizon = big.NewInt(1 << 60)
+
+// take takes n tokens at t if they are there within maxWait (nil: no
+// bound but the horizon), and returns whether it did, the wait until they
+// are there, and tat after.
+func (m *gcraModel) take(t int64, n int, maxWait *big.Int) (ok bool, wait, after *big.Int) {
+	if m.frozen {
+		t, maxWait = 0, new(big.Int)
+	}
+	if uint64(n) > m.burst {
+		return false, nil, nil
+	}
+	bt := big.NewInt(t)
+	next := new(big.Int).Mul(big.NewInt(int64(n)), m.interval)
+	next.Add(next, bigMax(m.tat, bt))
+	wait = new(big.Int).Sub(next, m.tau)
+	wait.Sub(wait, bt)
+	if wait.Cmp(horizon) > 0 || (maxWait != nil && wait.Cmp(maxWait) > 0) {
+		return false, wait, nil
+	}
+	m.tat = next
+	return true, wait, next
+}
+
+func (m *gcraModel) tokens(t int64) float64 {
+	if m.frozen {
+		t = 0
+	}
+	bt := big.NewInt(t)
+	num := new(big.Int).Sub(bigMax(m.tat, bt), bt)
+	num.Sub(m.tau, num)
+	f, _ := new(big.Float).SetInt(num).Float64()
+	return f / float64(m.interval.Int64())
+}
+
+func bigMax(a, b *big.Int) *big.Int {
+	if a.Cmp(b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// modelReservation is a reservation as the model sees it.
+type modelReservation struct {
+	r                 *resilience.Reservation
+	ok                bool
+	act               int64    // when its tokens are there
+	after             *big.Int // the model's tat after the booking
+	cost              int64
+	cancelled, frozen bool
+}
+
+// FuzzRateLimiterMatchesGCRA drives a RateLimiter, a KeyedRateLimiter's
+// key (checked while the clock only goes forward, as a forgotten key comes
+// back no fuller than at the last sweep) and the reference model with the
+// same calls at the same times, over the whole range of rates, bursts,
+// token counts and times, the clock going back as well as forward, and
+// requires the same answers: every decision, every count of tokens, every
+// delay. A booking whose time would wrap round shows as a decision the
+// model does not make.
+//
+// An interval of 0 is a rate of 0. Each op is four bytes: the call (Allow,
+// AllowN, ReserveN, ReserveN and Cancel, Cancel the last reservation,
+// Tokens, Delay of the last reservation; bit 3 moves the clock back), which
+// n (see gcraN), and the clock's step: a byte shifted left by another
+// (modulo 61).
+func FuzzRateLimiterMatchesGCRA(f *testing.F) {
+	// Ten bookings of 1e9 tokens at one token a second, then an Allow.
+	far := bytes.Repeat([]byte{2, 2, 0, 0}, 10)
+	f.Add(uint64(1e9), uint64(1e9), append(far, 0, 0, 0, 0, 5, 0, 0, 0))
+	// Rate 0 with the largest burst: one token, the rest, one more.
+	f.Add(uint64(0), uint64(math.MaxInt64), []byte{1, 1, 0, 0, 1, 5, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0})
+	f.Add(uint64(1), uint64(1<<60), []byte{2, 2, 0, 0, 2, 2, 0, 0, 2, 2, 0, 0, 11, 1, 255, 60, 0, 0, 0, 0, 6, 0, 0, 0})
+	f.Add(uint64(333_333_333), uint64(3), []byte{0, 0, 0, 0, 3, 1, 1, 28, 4, 0, 0, 0, 7, 0, 200, 20, 12, 0, 9, 9})
+	f.Fuzz(func(t *testing.T, interval, burst uint64, ops []byte) {
+		frozen := interval == 0
+		iv, rate, maxBurst := int64(1), 0.0, uint64(math.MaxInt64)
+		if !frozen {
+			iv = int64(interval%(1<<40)) + 1
+			rate, maxBurst = 1e9/float64(iv), uint64(1<<60/iv)
+		}
+		if got := resilience.NewRateLimiter(rate, 0).Rate(); got != rate {
+			t.Skipf("rate %v is enforced as %v", rate, got) // 1/rate is not iv to the nanosecond
+		}
+		b := int(burst % (maxBurst + 1))
+		clk := newManualClock()
+		l := resilience.NewRateLimiter(rate, b, resilience.WithClock(clk))
+		keyed := resilience.NewKeyedRateLimiter[int](rate, b, resilience.WithClock(clk))
+		m, mk := newGCRAModel(iv, b, frozen), newGCRAModel(iv, b, frozen) // mk: the keyed limiter's key
+		var now int64
+		forward := true // the clock has never gone back: the keyed limiter's key is the model too
+		var last *modelReservation
+		for i := 0; len(ops) >= 4; i, ops = i+1, ops[4:] {
+			kind, nsel, step := ops[0], ops[1], int64(ops[2])<<(ops[3]%61)
+			if kind&8 != 0 {
+				step = -step
+			}
+			if next := now + step; next >= -(1<<60) && next <= 1<<60 {
+				clk.Add(time.Duration(step))
+				now = next
+				forward = forward && step >= 0
+			}
+			n := gcraN(nsel, b)
+			switch kind % 8 {
+			case 0, 1:
+				var got, gotKeyed bool
+				if kind%8 == 0 {
+					n = 1
+					got, gotKeyed = l.Allow(), keyed.Allow(0)
+				} else {
+					got, gotKeyed = l.AllowN(n), keyed.AllowN(0, n)
+				}
+				want, _, _ := m.take(now, n, new(big.Int))
+				if got != want {
+					t.Fatalf("op %d at %dns: AllowN(%d) = %v, want %v", i, now, n, got, want)
+				}
+				if want, _, _ := mk.take(now, n, new(big.Int)); forward && gotKeyed != want {
+					t.Fatalf("op %d at %dns: keyed AllowN(%d) = %v, want %v", i, now, n, gotKeyed, want)
+				}
+			case 2, 3:
+				ok, wait, after := m.take(now, n, nil)
+				r := l.ReserveN(n)
+				last = &modelReservation{r: r, ok: ok, after: after, cost: int64(n) * iv, frozen: frozen}
+				if ok {
+					last.act = now + max(wait.Int64(), 0)
+					if frozen {
+						last.act = 0
+					}
+				}
+				if r.OK() != ok {
+					t.Fatalf("op %d at %dns: ReserveN(%d).OK() = %v, want %v (wait %v)", i, now, n, r.OK(), ok, wait)
+				}
+				if kind%8 == 3 {
+					last.cancel(m, now)
+					r.Cancel()
+				}
+			case 4:
+				if last != nil {
+					last.cancel(m, now)
+					last.r.Cancel()
+				}
+			case 5, 6:
+				if got, want := l.Tokens(), m.tokens(now); got != want {
+					t.Fatalf("op %d at %dns: Tokens() = %v, want %v", i, now, got, want)
+				}
+				if got, want := keyed.Tokens(0), mk.tokens(now); forward && got != want {
+					t.Fatalf("op %d at %dns: keyed Tokens() = %v, want %v", i, now, got, want)
+				}
+			case 7:
+				if last != nil {
+					if got, want := last.r.Delay(), last.delay(now); got != want {
+						t.Fatalf("op %d at %dns: Delay() = %v, want %v", i, now, got, want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// gcraN returns the n of a call: none, one, the burst, one more, half,
+// one less, or a share of it.
+func gcraN(sel byte, burst int) int {
+	switch sel % 8 {
+	case 0:
+		return 0
+	case 1:
+		return 1
+	case 2:
+		return burst
+	case 3:
+		return min(burst, math.MaxInt-1) + 1
+	case 4:
+		return burst / 2
+	case 5:
+		return max(burst-1, 0)
+	}
+	return burst / max(int(sel/8), 1)
+}
+
+// cancel gives the reservation's tokens back at now, as the limiter's
+// Cancel promises: not twice, not once they are due, not when tokens were
+// booked after them.
+func (r *modelReservation) cancel(m *gcraModel, now int64) {
+	if r.frozen {
+		now = 0
+	}
+	if !r.ok || r.cost == 0 || r.cancelled {
+		return
+	}
+	r.cancelled = true
+	if r.act < now || m.tat.Cmp(r.after) != 0 {
+		return
+	}
+	m.tat = new(big.Int).Sub(r.after, big.NewInt(r.cost))
+}
+
+func (r *modelReservation) delay(now int64) time.Duration {
+	if !r.ok {
+		return time.Duration(math.MaxInt64)
+	}
+	if r.frozen {
+		now = 0
+	}
+	return time.Duration(max(r.act-now, 0))
+}
+
+// tickClock is a clock shared by many goroutines whose time moves one
+// nanosecond at every reading, so a stress test knows, for every call,
+// the span of time the limiter read its clock in.
+type tickClock struct{ ticks atomic.Int64 }
+
+func (c *tickClock) Now() time.Time { return time.Unix(0, c.ticks.Add(1)) }
+func (c *tickClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(parent, d)
+}
+
+// admission is a call a limiter admitted for n tokens, at a time it read
+// between from and to.
+type admission struct{ from, to, n int64 }
+
+// checkRate fails t if the admissions took more tokens in some stretch of
+// time than one token an interval and the burst allow. Every run of
+// admissions in order of from, i to j, lies within [from_i, max to]; it
+// looks at every run of up to maxRun admissions, and at the whole.
+func checkRate(t *testing.T, got []admission, interval time.Duration, burst int, maxRun int) {
+	t.Helper()
+	slices.SortFunc(got, func(a, b admission) int { return int(a.from - b.from) })
+	iv, tau := int64(interval), int64(interval)*int64(burst)
+	var all, last int64
+	for _, a := range got {
+		all += a.n
+		last = max(last, a.to)
+	}
+	if all*iv > last-got[0].from+tau {
+		t.Fatalf("%d tokens taken in all within %dns: at most %d allowed", all, last-got[0].from, (last-got[0].from+tau)/iv)
+	}
+	for i := range got {
+		var tokens, last int64
+		for j := i; j < len(got) && j-i < maxRun; j++ {
+			tokens += got[j].n
+			last = max(last, got[j].to)
+			if tokens*iv > last-got[i].from+tau {
+				t.Fatalf("%d tokens taken within %dns (admissions %d to %d): at most %d allowed",
+					tokens, last-got[i].from, i, j, (last-got[i].from+tau)/iv)
+			}
+		}
+	}
+}
+
+// stressSize returns the calls each goroutine makes: a few by default,
+// many with RESILIENCE_STRESS=1.
+func stressSize() (calls, maxRun int) {
+	if os.Getenv("RESILIENCE_STRESS") == "1" {
+		return 50_000, 3_000
+	}
+	if raceEnabled {
+		return 1_000, 300
+	}
+	return 3_000, 300
+}
+
+// TestRateLimiterNeverMoreThanTheRate has goroutines hammer one limiter
+// and one key of a keyed limiter, through every way in, and checks that
+// in no stretch of time did they get more than rate·t + burst tokens.
+func TestRateLimiterNeverMoreThanTheRate(t *testing.T) {
+	calls, maxRun := stressSize()
+	const goroutines, burst, interval = 8, 5, 3 * time.Nanosecond
+	ways := []struct {
+		name string
+		new  func(c resilience.Clock) func(g, i int) int64 // a call's tokens if admitted, else 0
+	}{
+		{"Allow, AllowN and Guarded", func(c resilience.Clock) func(g, i int) int64 {
+			l := resilience.NewRateLimiter(1e9/float64(interval), burst, resilience.WithClock(c))
+			p := resilience.Guarded[int](l)
+			return func(g, i int) int64 {
+				switch (g + i) % 3 {
+				case 0:
+					return admitted(l.Allow(), 1)
+				case 1:
+					n := int64(i % 4)
+					return admitted(l.AllowN(int(n)), n)
+				}
+				_, err := p.Execute(context.Background(), okCall)
+				return admitted(err == nil, 1)
+			}
+		}},
+		{"keyed", func(c resilience.Clock) func(g, i int) int64 {
+			l := resilience.NewKeyedRateLimiter[string](1e9/float64(interval), burst, resilience.WithClock(c))
+			p := resilience.Guarded[int](l.Guard(userOf))
+			alice := context.WithValue(context.Background(), userKey{}, "alice")
+			return func(g, i int) int64 {
+				l.Allow("bob") // bob shares the table, not alice's tokens
+				if g%2 == 0 {
+					return admitted(l.AllowN("alice", i%3), int64(i%3))
+				}
+				_, err := p.Execute(alice, okCall)
+				return admitted(err == nil, 1)
+			}
+		}},
+	}
+	for _, w := range ways {
+		t.Run(w.name, func(t *testing.T) {
+			clk := &tickClock{}
+			call := w.new(clk)
+			var mu sync.Mutex
+			var got []admission
+			var wg sync.WaitGroup
+			for g := range goroutines {
+				wg.Go(func() {
+					var mine []admission
+					for i := range calls {
+						from := clk.ticks.Load()
+						n := call(g, i)
+						if n > 0 {
+							mine = append(mine, admission{from, clk.ticks.Load(), n})
+						}
+					}
+					mu.Lock()
+					got = append(got, mine...)
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			require.NotEmpty(t, got)
+			checkRate(t, got, interval, burst, maxRun)
+		})
+	}
+}
+
+func admitted(ok bool, n int64) int64 {
+	if !ok {
+		return 0
+	}
+	return n
+}
+
+// TestRateLimiterWaitersNeverExceedTheRate has goroutines wait for tokens
+// on fake time, where each wakes up at exactly the time its tokens come,
+// and checks the times they got them, and that each waited no longer than
+// its share.
+func TestRateLimiterWaitersNeverExceedTheRate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const interval, burst = 10 * time.Millisecond, 3
+		l := resilience.NewRateLimiter(1e9/float64(interval), burst)
+		start := time.Now()
+		var mu sync.Mutex
+		var got []admission
+		var wg sync.WaitGroup
+		for g := range 20 {
+			wg.Go(func() {
+				for i := range 10 {
+					n := 1 + (g+i)%burst
+					if err := l.WaitN(context.Background(), n); err != nil {
+						t.Errorf("WaitN(%d) = %v", n, err)
+						return
+					}
+					at := int64(time.Since(start))
+					mu.Lock()
+					got = append(got, admission{at, at, int64(n)})
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		checkRate(t, got, interval, burst, 1<<30)
+		var tokens int64
+		for _, a := range got {
+			tokens += a.n
+		}
+		assert.Equal(t, time.Duration(tokens-burst)*interval, time.Since(start), "waiters are served back to back, no slot lost")
+	})
 }

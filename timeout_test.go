@@ -1,9 +1,12 @@
 package resilience_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,10 +14,10 @@ import (
 	"time"
 
 	"github.com/benbjohnson/clock"
+	"github.com/faf87a20/resilience"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/faf87a20/resilience"
+	"go.uber.org/goleak"
 )
 
 // sleeper returns a fn that takes d, honouring ctx only if polite.
@@ -337,3 +340,598 @@ func TestTimeoutReuse(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+func okFunc(context.Context) (int, error) { return 1, nil }
+
+// BenchmarkTimeout compares the policy's two modes with context.WithTimeout
+// alone, the least any timeout can cost, and with context.WithTimeout plus a
+// goroutine that runs fn and ends the context when fn returns: the least a
+// timeout that returns at the deadline can cost.
+func BenchmarkTimeout(b *testing.B) {
+	ctx := context.Background()
+	b.Run("context.WithTimeout", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, _ = okFunc(tctx)
+			cancel()
+		}
+	})
+	b.Run("context.WithTimeout+goroutine", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			tctx, cancel := context.WithTimeout(ctx, time.Second)
+			go func() {
+				_, _ = okFunc(tctx)
+				cancel()
+			}()
+			<-tctx.Done()
+		}
+	})
+	b.Run("cooperative", func(b *testing.B) {
+		p := resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("default", func(b *testing.B) {
+		p := resilience.Timeout[int](time.Second)
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+}
+
+// timeoutModes are the two ways a Timeout runs fn.
+var timeoutModes = []struct {
+	name string
+	opts []resilience.TimeoutOption
+}{
+	{"default", nil},
+	{"cooperative", []resilience.TimeoutOption{resilience.WithTimeoutCooperative()}},
+}
+
+// timeoutRecorder is an observer that keeps every event, and a discard hook that
+// keeps every discarded result.
+type timeoutRecorder struct {
+	mu        sync.Mutex
+	events    []resilience.Event
+	discarded []int
+	outcomes  bool
+}
+
+func (r *timeoutRecorder) Observe(_ context.Context, e resilience.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+func (r *timeoutRecorder) ObserveOutcomes() bool { return r.outcomes }
+
+func (r *timeoutRecorder) discard(v int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.discarded = append(r.discarded, v)
+}
+
+// kinds returns how many events of each kind arrived.
+func (r *timeoutRecorder) kinds() map[resilience.EventKind]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := map[resilience.EventKind]int{}
+	for _, e := range r.events {
+		n[e.Kind]++
+	}
+	return n
+}
+
+func (r *timeoutRecorder) opts(mode []resilience.TimeoutOption) []resilience.TimeoutOption {
+	return append([]resilience.TimeoutOption{
+		resilience.WithObserver(r), resilience.WithDiscard(r.discard), resilience.WithName("t"),
+	}, mode...)
+}
+
+// TestTimeoutDeadlineDecides: a fn that notices its context ended and
+// returns a result at once used to win the race with the caller in the
+// default mode about half the time, and came back as a success after the
+// deadline. The deadline passed first: the outcome is ErrTimeout in both
+// timeoutModes, and each late result goes to the discard hook exactly once.
+func TestTimeoutDeadlineDecides(t *testing.T) {
+	const calls = 100
+	for _, mode := range timeoutModes {
+		t.Run(mode.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rec timeoutRecorder
+				p := resilience.Timeout[int](time.Second, rec.opts(mode.opts)...)
+				for i := 1; i <= calls; i++ {
+					got, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+						<-ctx.Done()
+						return i, nil // noticed at once, and answered
+					})
+					require.ErrorIs(t, err, resilience.ErrTimeout, "call %d: Execute = %d, %v", i, got, err)
+					require.Zero(t, got)
+				}
+				synctest.Wait() // the late fns have handed over their results
+				want := make([]int, calls)
+				for i := range want {
+					want[i] = i + 1
+				}
+				assert.ElementsMatch(t, want, rec.discarded, "each late result is discarded exactly once")
+				n := rec.kinds()
+				assert.Equal(t, calls, n[resilience.EventTimeout])
+				assert.Equal(t, calls, n[resilience.EventDiscarded])
+			})
+		})
+	}
+}
+
+// TestTimeoutParentEndsFirst: on the worker pool (outside any bubble), a
+// fn that answers once its context ended gives the caller's error, and its
+// result goes to the discard hook. No real time passes: the parent is
+// cancelled while fn waits.
+func TestTimeoutParentEndsFirst(t *testing.T) {
+	for _, mode := range timeoutModes {
+		t.Run(mode.name, func(t *testing.T) {
+			var rec timeoutRecorder
+			p := resilience.Timeout[int](time.Hour, rec.opts(mode.opts)...)
+			for i := 1; i <= 50; i++ {
+				ctx, cancel := context.WithCancel(context.Background())
+				got, err := p.Execute(ctx, func(fctx context.Context) (int, error) {
+					cancel()
+					<-fctx.Done()
+					return i, nil
+				})
+				require.ErrorIs(t, err, context.Canceled)
+				require.NotErrorIs(t, err, resilience.ErrTimeout)
+				require.Zero(t, got)
+			}
+			require.Eventually(t, func() bool {
+				rec.mu.Lock()
+				defer rec.mu.Unlock()
+				return len(rec.discarded) == 50
+			}, 10*time.Second, time.Millisecond, "a late result was not discarded")
+			assert.Zero(t, rec.kinds()[resilience.EventTimeout], "the caller's cancellation is no timeout")
+		})
+	}
+}
+
+// TestTimeoutLateError: an error after the deadline is a timeout too; in
+// the cooperative mode fn's own error stays reachable.
+func TestTimeoutLateError(t *testing.T) {
+	errLate := errors.New("late")
+	for _, mode := range timeoutModes {
+		t.Run(mode.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var rec timeoutRecorder
+				p := resilience.Timeout[int](time.Second, rec.opts(mode.opts)...)
+				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+					<-ctx.Done()
+					return 7, errLate
+				})
+				require.ErrorIs(t, err, resilience.ErrTimeout)
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				if mode.opts != nil {
+					require.ErrorIs(t, err, errLate)
+				}
+				synctest.Wait()
+				assert.Empty(t, rec.discarded, "a result that came with an error is not discarded")
+				assert.Equal(t, 1, rec.kinds()[resilience.EventTimeout])
+			})
+		})
+	}
+}
+
+// TestTimeoutEvents: what an observer receives for a call that succeeds,
+// one that times out, and with or without per-call outcomes.
+func TestTimeoutEvents(t *testing.T) {
+	tests := []struct {
+		name     string
+		outcomes bool
+		slow     bool
+		want     map[resilience.EventKind]int
+	}{
+		{"success, events only", false, false, map[resilience.EventKind]int{}},
+		{"success, outcomes", true, false, map[resilience.EventKind]int{resilience.EventCallEnded: 1}},
+		{"timeout, events only", false, true, map[resilience.EventKind]int{resilience.EventTimeout: 1, resilience.EventDiscarded: 1}},
+		{"timeout, outcomes", true, true, map[resilience.EventKind]int{
+			resilience.EventTimeout: 1, resilience.EventDiscarded: 1, resilience.EventCallEnded: 1}},
+	}
+	for _, mode := range timeoutModes {
+		for _, tc := range tests {
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				synctest.Test(t, func(t *testing.T) {
+					rec := timeoutRecorder{outcomes: tc.outcomes}
+					p := resilience.Timeout[int](time.Second, rec.opts(mode.opts)...)
+					_, _ = p.Execute(context.Background(), func(context.Context) (int, error) {
+						if tc.slow {
+							time.Sleep(2 * time.Second)
+						}
+						return 1, nil
+					})
+					synctest.Wait()
+					time.Sleep(2 * time.Second) // fake time: a late fn returns
+					synctest.Wait()
+					assert.Equal(t, tc.want, rec.kinds())
+					for _, e := range rec.events {
+						assert.Equal(t, "timeout", e.Component)
+						assert.Equal(t, "t", e.Name)
+						switch e.Kind {
+						case resilience.EventTimeout:
+							assert.Equal(t, time.Second, e.Wait)
+						case resilience.EventCallEnded:
+							if tc.slow {
+								assert.ErrorIs(t, e.Err, resilience.ErrTimeout)
+							} else {
+								assert.NoError(t, e.Err)
+							}
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// expiredClock is a clock on which every deadline has passed already, so
+// that a Timeout times out at once and deterministically.
+type expiredClock struct{}
+
+func (expiredClock) Now() time.Time { return time.Unix(0, 0) }
+func (expiredClock) WithDeadline(parent context.Context, _ time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(parent, time.Unix(0, 0))
+}
+
+// TestTimeoutEventsAllocateNothing: observing a Timeout adds no
+// allocation, for a timeout event and for per-call outcomes.
+func TestTimeoutEventsAllocateNothing(t *testing.T) {
+	ctx := context.Background()
+	var seen atomic.Int64
+	obs := resilience.ObserverFunc(func(context.Context, resilience.Event) { seen.Add(1) })
+	outcomes := &outcomeObserver{ObserverFunc: obs}
+	fn := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
+	for _, mode := range timeoutModes {
+		for _, o := range []resilience.Observer{obs, outcomes} {
+			bare := resilience.Timeout[int](time.Hour, append([]resilience.TimeoutOption{resilience.WithClock(expiredClock{})}, mode.opts...)...)
+			watched := resilience.Timeout[int](time.Hour, append([]resilience.TimeoutOption{resilience.WithClock(expiredClock{}), resilience.WithObserver(o)}, mode.opts...)...)
+			run := func(p resilience.Policy[int]) float64 {
+				return testing.AllocsPerRun(200, func() {
+					if _, err := p.Execute(ctx, fn); !errors.Is(err, resilience.ErrTimeout) {
+						t.Fatalf("Execute = %v, want ErrTimeout", err)
+					}
+				})
+			}
+			base := seen.Load()
+			a, b := run(bare), run(watched)
+			if raceEnabled {
+				// Under the race detector sync.Pool drops items at random, so
+				// either run may miss its pool once in a while.
+				assert.InDelta(t, a, b, 1, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+			} else {
+				assert.Equal(t, a, b, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+			}
+			assert.Greater(t, seen.Load(), base, "no event seen")
+		}
+	}
+}
+
+type outcomeObserver struct{ resilience.ObserverFunc }
+
+func (*outcomeObserver) ObserveOutcomes() bool { return true }
+
+// TestNilFn: every policy's Execute refuses a nil fn with the panic Do
+// gives, naming the policy.
+func TestNilFn(t *testing.T) {
+	ctx := context.Background()
+	pf := resilience.PolicyFunc[int](func(ctx context.Context, fn resilience.Func[int]) (int, error) { return fn(ctx) })
+	tests := []struct {
+		name string
+		p    resilience.Policy[int]
+		want string
+	}{
+		{"Timeout", resilience.Timeout[int](time.Second), "resilience: Timeout: fn is nil"},
+		{"Timeout cooperative", resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative()), "resilience: Timeout: fn is nil"},
+		{"Timeout of zero", resilience.Timeout[int](0), "resilience: Timeout: fn is nil"},
+		{"Guarded", resilience.Guarded[int](resilience.NewBulkhead(1)), "resilience: Guarded: fn is nil"},
+		{"Guarded own guard", resilience.Guarded[int](&countingGuard{}), "resilience: Guarded: fn is nil"},
+		{"Compose", resilience.Compose(resilience.Timeout[int](time.Second), pf), "resilience: Compose: fn is nil"},
+		{"Compose of none", resilience.Compose[int](), "resilience: Compose: fn is nil"},
+		{"PolicyFunc", pf, "resilience: PolicyFunc: fn is nil"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.PanicsWithValue(t, tc.want, func() { _, _ = tc.p.Execute(ctx, nil) })
+		})
+	}
+}
+
+// TestDiscardHookPanicsWithoutACaller: a discard hook that panics in a
+// goroutine no caller waits for is reported as a late panic, and does not
+// end the program.
+func TestDiscardHookPanicsWithoutACaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var late atomic.Pointer[resilience.PanicError]
+		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			if e.Kind == resilience.EventLatePanic {
+				late.Store(e.Panic)
+			}
+		})
+		p := resilience.Timeout[int](time.Second, resilience.WithObserver(obs),
+			resilience.WithDiscard(func(int) { panic("hook broke") }))
+		_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
+			time.Sleep(2 * time.Second)
+			return 1, nil
+		})
+		require.ErrorIs(t, err, resilience.ErrTimeout)
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		require.NotNil(t, late.Load())
+		assert.Equal(t, "hook broke", late.Load().Value)
+	})
+}
+
+// clientCall does what a network client does with the context it is given:
+// it derives a context of its own for the request and checks it.
+func clientCall(ctx context.Context) (int, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := cctx.Err(); err != nil {
+		return 0, err
+	}
+	return 1, nil
+}
+
+// realistic is the usual composition: Timeout, Retry, a breaker and a
+// bulkhead.
+func realistic(opts ...resilience.TimeoutOption) resilience.Policy[int] {
+	return resilience.Compose(
+		resilience.Timeout[int](time.Second, opts...),
+		resilience.Retry[int](),
+		resilience.Guarded[int](resilience.NewBreaker()),
+		resilience.Guarded[int](resilience.NewBulkhead(64)),
+	)
+}
+
+// BenchmarkTimeoutRealistic measures a timeout in the setting it lives in:
+// "background" is a background context and a call that ignores its
+// context; "request" is a server request's cancelable context and a call
+// that derives a context of its own, as every network client does. Each
+// runs through the timeout alone, beside context.WithTimeout, and through
+// the usual composition, serially and in parallel.
+func BenchmarkTimeoutRealistic(b *testing.B) {
+	cases := []struct {
+		name string
+		fn   resilience.Func[int]
+	}{
+		{"background", okFunc},
+		{"request", clientCall},
+	}
+	for _, c := range cases {
+		parent := func() (context.Context, context.CancelFunc) {
+			if c.name == "background" {
+				return context.Background(), func() {}
+			}
+			return context.WithCancel(context.Background())
+		}
+		b.Run(c.name+"/context.WithTimeout", func(b *testing.B) {
+			ctx, cancel := parent()
+			defer cancel()
+			b.ReportAllocs()
+			for b.Loop() {
+				tctx, cancel := context.WithTimeout(ctx, time.Second)
+				_, _ = c.fn(tctx)
+				cancel()
+			}
+		})
+		for _, mode := range []struct {
+			name string
+			opts []resilience.TimeoutOption
+		}{{"default", nil}, {"cooperative", []resilience.TimeoutOption{resilience.WithTimeoutCooperative()}}} {
+			alone := resilience.Timeout[int](time.Second, mode.opts...)
+			composed := realistic(mode.opts...)
+			for _, p := range []struct {
+				name string
+				p    resilience.Policy[int]
+			}{{"timeout", alone}, {"composed", composed}} {
+				b.Run(c.name+"/"+p.name+"/"+mode.name, func(b *testing.B) {
+					ctx, cancel := parent()
+					defer cancel()
+					b.ReportAllocs()
+					for b.Loop() {
+						_, _ = p.p.Execute(ctx, c.fn)
+					}
+				})
+			}
+			b.Run(c.name+"/composed-parallel/"+mode.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					ctx, cancel := parent()
+					defer cancel()
+					for pb.Next() {
+						_, _ = composed.Execute(ctx, c.fn)
+					}
+				})
+			})
+		}
+	}
+}
+
+// TestPoliciesCrossBubbles: one policy used outside a testing/synctest
+// bubble, inside one, and outside again, as a policy shared by a package's
+// synctest tests and its ordinary tests is. Nothing made inside the bubble
+// may reach a caller outside it: the runtime would end the process.
+func TestPoliciesCrossBubbles(t *testing.T) {
+	policies := []struct {
+		name string
+		p    resilience.Policy[int]
+	}{
+		{"Timeout", resilience.Timeout[int](time.Second)},
+		{"Timeout cooperative", resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())},
+		{"Timeout short", resilience.Timeout[int](time.Millisecond)},
+		{"Hedge under a millisecond", resilience.Hedge[int](resilience.WithHedgeDelay(100 * time.Microsecond))},
+		{"Hedge at once", resilience.Hedge[int](resilience.WithHedgeDelay(0))},
+		{"Hedge learned", resilience.Hedge[int]()},
+		{"Compose", resilience.Compose(resilience.Hedge[int](resilience.WithHedgeDelay(50*time.Microsecond)),
+			resilience.Timeout[int](time.Second), resilience.Retry[int]())},
+	}
+	quick := func(context.Context) (int, error) { return 1, nil }
+	// slow outlasts a hedge's delay and the short Timeout, so that timers
+	// fire and hedges start.
+	slow := func(ctx context.Context) (int, error) {
+		select {
+		case <-time.After(2 * time.Millisecond):
+			return 2, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+	for _, pc := range policies {
+		t.Run(pc.name, func(t *testing.T) {
+			use := func() {
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						for range 4 {
+							_, _ = pc.p.Execute(context.Background(), quick)
+							_, _ = pc.p.Execute(context.Background(), slow)
+						}
+					})
+				}
+				wg.Wait()
+			}
+			inBubble := func() {
+				synctest.Test(t, func(t *testing.T) {
+					use()
+					time.Sleep(time.Second) // fake time: every late attempt ends
+					synctest.Wait()
+				})
+			}
+			inBubble() // first, so that the policy's first objects are made there
+			use()
+			inBubble()
+			use()
+		})
+	}
+}
+
+// TestTimeoutParentEndsWithAnError: when the caller's context ends first,
+// the caller gets its context's error in both modes, also when fn then
+// returns an error of its own.
+func TestTimeoutParentEndsWithAnError(t *testing.T) {
+	errOwn := errors.New("fn's own")
+	for _, mode := range timeoutModes {
+		t.Run(mode.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := resilience.Timeout[int](time.Hour, mode.opts...)
+				ctx, cancel := context.WithCancel(context.Background())
+				_, err := p.Execute(ctx, func(fctx context.Context) (int, error) {
+					cancel()
+					<-fctx.Done()
+					return 0, errOwn
+				})
+				if !errors.Is(err, context.Canceled) || errors.Is(err, errOwn) || errors.Is(err, resilience.ErrTimeout) {
+					t.Errorf("Execute = %v, want the caller's context.Canceled alone", err)
+				}
+				synctest.Wait()
+			})
+		})
+	}
+}
+
+// TestTimeoutCauseSettles: once Execute returned, the error and the cause
+// of fn's context never change, whatever later happens to the caller's.
+func TestTimeoutCauseSettles(t *testing.T) {
+	errLater := errors.New("the caller's later cause")
+	for _, mode := range timeoutModes {
+		for _, tc := range []struct {
+			name      string
+			fn        func(ctx context.Context) (int, error)
+			wantErr   error
+			wantCause error
+		}{
+			{"answered", func(context.Context) (int, error) { return 1, nil }, context.Canceled, context.Canceled},
+			{"timed out", func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() },
+				context.DeadlineExceeded, resilience.ErrTimeout},
+		} {
+			check := func(t *testing.T) {
+				p := resilience.Timeout[int](time.Second, mode.opts...)
+				parent, cancel := context.WithCancelCause(context.Background())
+				got := make(chan context.Context, 1)
+				_, _ = p.Execute(parent, func(ctx context.Context) (int, error) {
+					got <- ctx
+					return tc.fn(ctx)
+				})
+				fctx := <-got
+				cancel(errLater)
+				if err, cause := fctx.Err(), context.Cause(fctx); err != tc.wantErr || cause != tc.wantCause {
+					t.Errorf("after the caller's cancellation: Err %v, Cause %v; want %v, %v", err, cause, tc.wantErr, tc.wantCause)
+				}
+			}
+			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
+				if tc.wantErr == context.Canceled {
+					check(t) // no wait: on the real clock
+					return
+				}
+				synctest.Test(t, check)
+			})
+		}
+	}
+}
+
+// TestTimeoutLeavesNoGoroutine: a user's leak check with goleak's default
+// options, right after calls through default-mode Timeouts have returned
+// and their fns have finished, passes: the pool's workers exit on their
+// own, soon enough.
+func TestTimeoutLeavesNoGoroutine(t *testing.T) {
+	p := resilience.Timeout[int](time.Second)
+	var wg sync.WaitGroup
+	for range 16 {
+		wg.Go(func() {
+			for range 50 {
+				if _, err := p.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	goleak.VerifyNone(t)
+}
+
+// TestTimeoutProfilerLabels: fn runs with the profiler labels of the
+// caller's context, on a parked worker as on a new goroutine, so that a
+// CPU profile charges its work to the request.
+func TestTimeoutProfilerLabels(t *testing.T) {
+	p := resilience.Timeout[int](time.Minute)
+	for _, request := range []string{"r1", "r2", "r3"} {
+		ctx := pprof.WithLabels(context.Background(), pprof.Labels("request", request))
+		release := make(chan struct{})
+		profile := make(chan string, 1)
+		go func() {
+			// fn waits in labelledWait until the profile is taken.
+			for {
+				var buf bytes.Buffer
+				_ = pprof.Lookup("goroutine").WriteTo(&buf, 1)
+				if s := buf.String(); strings.Contains(s, "labelledWait") {
+					profile <- s
+					close(release)
+					return
+				}
+			}
+		}()
+		if _, err := p.Execute(ctx, func(context.Context) (int, error) { labelledWait(release); return 1, nil }); err != nil {
+			t.Fatal(err)
+		}
+		var record string
+		for r := range strings.SplitSeq(<-profile, "\n\n") {
+			if strings.Contains(r, "labelledWait") {
+				record = r
+			}
+		}
+		require.Contains(t, record, `# labels: {"request":"`+request+`"}`, "fn's goroutine in the profile:\n%s", record)
+	}
+}
+
+//go:noinline
+func labelledWait(release chan struct{}) { <-release }
