@@ -17,12 +17,12 @@ func TestBatcherObservedAllocatesNothingMore(t *testing.T) {
 		return testing.AllocsPerRun(1000, func() { _, _ = b.Do(ctx, 1) })
 	}
 	plain := allocs()
-	var o eventCounter
+	o := countingObserver{outcomes: true}
 	observed := allocs(WithObserver(&o))
 	if observed > plain {
 		t.Errorf("Do allocates %v times with an observer, %v without", observed, plain)
 	}
-	if o.n.Load() == 0 {
+	if o.total() == 0 {
 		t.Error("the observer saw nothing")
 	}
 	t.Logf("allocations per Do of a lone caller: %v unobserved, %v observed", plain, observed)

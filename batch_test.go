@@ -21,14 +21,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// recorder is a batch fn that doubles its items and records each batch.
-type recorder struct {
+// batchRecorder is a batch fn that doubles its items and records each batch.
+type batchRecorder struct {
 	mu      sync.Mutex
 	batches [][]int
 	block   chan struct{} // when set, each batch waits for it
 }
 
-func (r *recorder) fn(ctx context.Context, items []int) ([]int, error) {
+func (r *batchRecorder) fn(ctx context.Context, items []int) ([]int, error) {
 	r.mu.Lock()
 	r.batches = append(r.batches, slices.Clone(items))
 	r.mu.Unlock()
@@ -42,7 +42,7 @@ func (r *recorder) fn(ctx context.Context, items []int) ([]int, error) {
 	return out, nil
 }
 
-func (r *recorder) sizes() []int {
+func (r *batchRecorder) sizes() []int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var s []int
@@ -92,7 +92,7 @@ func TestBatcherSendsWhen(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var r recorder
+				var r batchRecorder
 				b := resilience.NewBatcher(r.fn, tc.opts...)
 				defer b.Close(context.Background())
 				items := make([]int, tc.items)
@@ -115,7 +115,7 @@ func TestBatcherSendsWhen(t *testing.T) {
 // while a batch runs go together in the next.
 func TestBatcherGathersWhileBusy(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := recorder{block: make(chan struct{})}
+		r := batchRecorder{block: make(chan struct{})}
 		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(0), resilience.WithBatchMaxConcurrent(1))
 		var wg sync.WaitGroup
 		for i := range 6 {
@@ -138,7 +138,7 @@ func TestBatcherGathersWhileBusy(t *testing.T) {
 func TestBatcherMockClock(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		mock := clock.NewMock()
-		var r recorder
+		var r batchRecorder
 		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(time.Second), resilience.WithClock(mock))
 		done := make(chan int, 2)
 		for i := range 2 {
@@ -224,7 +224,7 @@ func TestBatcherPanic(t *testing.T) {
 
 func TestBatcherPrefilter(t *testing.T) {
 	errNegative := errors.New("negative")
-	var r recorder
+	var r batchRecorder
 	b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(0), resilience.WithBatchPrefilter(func(v int) error {
 		if v < 0 {
 			return errNegative
@@ -263,7 +263,7 @@ func TestBatcherPolicy(t *testing.T) {
 // it is sent, and hurts no one after it is sent.
 func TestBatcherCallerLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var r recorder
+		var r batchRecorder
 		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(10*time.Millisecond))
 		ctx, cancel := context.WithCancel(context.Background())
 		errc := make(chan error, 1)
@@ -324,7 +324,7 @@ func TestBatcherBatchContextIsNotACallers(t *testing.T) {
 
 func TestBatcherClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		r := recorder{block: make(chan struct{})}
+		r := batchRecorder{block: make(chan struct{})}
 		b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxWait(time.Hour))
 		results := make(chan error, 3)
 		for i := range 3 {
@@ -571,7 +571,7 @@ func TestBatchAndBulkheadBadInput(t *testing.T) {
 	var nilBatchOption resilience.BatchOption
 	var nilBulkheadOption resilience.BulkheadOption
 	var nilMock *clock.Mock
-	var nilObserver *guardEvents
+	var nilObserver *recorder
 	tests := []struct {
 		name string
 		f    func()
@@ -609,7 +609,7 @@ func TestBatchAndBulkheadBadInput(t *testing.T) {
 		{"WithClock nil", func() { resilience.WithClock(nil) }, "resilience: WithClock: clock is nil"},
 		{"WithClock typed nil", func() { resilience.WithClock(nilMock) }, "resilience: WithClock: clock is a nil *clock.Mock"},
 		{"WithObserver nil", func() { resilience.WithObserver(nil) }, "resilience: WithObserver: observer is nil"},
-		{"WithObserver typed nil", func() { resilience.WithObserver(nilObserver) }, "resilience: WithObserver: observer is a nil *resilience_test.guardEvents"},
+		{"WithObserver typed nil", func() { resilience.WithObserver(nilObserver) }, "resilience: WithObserver: observer is a nil *resilience_test.recorder"},
 		{"WithName empty: no name", batcher(resilience.WithName("")), ""},
 		{"zero Batcher", func() {
 			var b resilience.Batcher[int, int]
@@ -674,7 +674,7 @@ func BenchmarkBatcher(b *testing.B) {
 		opts []resilience.BatchOption
 	}{
 		{"256-callers", nil},
-		{"256-callers-observed", []resilience.BatchOption{resilience.WithObserver(&benchObserver{outcomes: true})}},
+		{"256-callers-observed", []resilience.BatchOption{resilience.WithObserver(&counter{outcomes: true})}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			opts := append([]resilience.BatchOption{resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond)}, tc.opts...)
@@ -736,7 +736,7 @@ func TestBatcherEvents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var o guardEvents
+				var o recorder
 				b := resilience.NewBatcher(func(ctx context.Context, items []int) ([]int, error) {
 					time.Sleep(5 * time.Millisecond)
 					return tc.fn(ctx, items)
@@ -762,7 +762,7 @@ func TestBatcherEventsPanicAndGoexit(t *testing.T) {
 	for name, die := range map[string]func(){"panic": func() { panic("boom") }, "Goexit": runtimeGoexit} {
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var o guardEvents
+				var o recorder
 				b := resilience.NewBatcher(func(context.Context, []int) ([]int, error) {
 					die()
 					return nil, nil
@@ -786,7 +786,7 @@ func TestBatcherEventsPanicAndGoexit(t *testing.T) {
 func TestBatcherCallEnded(t *testing.T) {
 	for _, outcomes := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			o := guardEvents{outcomes: outcomes}
+			o := recorder{outcomes: outcomes}
 			l := resilience.NewLoader(func(_ context.Context, keys []string) (map[string]int, error) {
 				time.Sleep(2 * time.Millisecond)
 				return map[string]int{"ann": 3}, nil
@@ -828,7 +828,7 @@ func TestBatcherGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		gate := make(chan struct{})
 		calls := 0
-		var r recorder
+		var r batchRecorder
 		b := resilience.NewBatcher(func(ctx context.Context, items []int) ([]int, error) {
 			calls++
 			if calls == 1 {
@@ -1086,7 +1086,7 @@ func TestBatcherRoomWakesWaiters(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				r := recorder{block: make(chan struct{})}
+				r := batchRecorder{block: make(chan struct{})}
 				opts := append([]resilience.BatchOption{resilience.WithBatchMaxConcurrent(1), resilience.WithBatchMaxWait(time.Hour)}, tc.opts...)
 				b := resilience.NewBatcher(r.fn, opts...)
 				calls := map[int]*pendingCall{1: startDo(b, 1)}
@@ -1119,7 +1119,7 @@ func TestBatcherCloseWakesRoomWaiters(t *testing.T) {
 	for _, queued := range []int{0, 1} {
 		t.Run(fmt.Sprintf("max queued %d", queued), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				r := recorder{block: make(chan struct{})}
+				r := batchRecorder{block: make(chan struct{})}
 				b := resilience.NewBatcher(r.fn, resilience.WithBatchMaxSize(1), resilience.WithBatchMaxConcurrent(1),
 					resilience.WithBatchMaxQueued(queued), resilience.WithBatchMaxWait(time.Hour))
 				var accepted []*pendingCall

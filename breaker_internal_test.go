@@ -14,15 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// countingObserver counts events by kind.
-type countingObserver struct {
-	n        [32]atomic.Int64
-	outcomes bool
-}
-
-func (o *countingObserver) Observe(_ context.Context, e Event) { o.n[e.Kind].Add(1) }
-func (o *countingObserver) ObserveOutcomes() bool              { return o.outcomes }
-
 func TestBreakerAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
 	closed := NewBreaker()

@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -29,7 +28,7 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 	}
 	// Observed: an observer that wants every outcome allocates nothing
 	// either, and neither does a refusal.
-	var o eventCounter
+	o := countingObserver{outcomes: true}
 	ob := NewBulkhead(1, WithObserver(&o))
 	op := Guarded[int](ob)
 	full := NewBulkhead(1, WithObserver(&o))
@@ -51,12 +50,6 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 		})
 	}
 }
-
-// eventCounter counts events, and asks for outcomes.
-type eventCounter struct{ n atomic.Int64 }
-
-func (c *eventCounter) Observe(context.Context, Event) { c.n.Add(1) }
-func (c *eventCounter) ObserveOutcomes() bool          { return true }
 
 // TestBulkheadRaces drives the bulkhead's slow paths through the moments
 // where another goroutine changes the state, with the hook that stops each

@@ -227,7 +227,7 @@ func BenchmarkBulkhead(b *testing.B) {
 	})
 	b.Run("Guarded-observed", func(b *testing.B) {
 		// Events only: a call that finds a free slot reports nothing.
-		var o benchObserver
+		var o counter
 		p := resilience.Guarded[int](resilience.NewBulkhead(64, resilience.WithObserver(&o)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -236,7 +236,7 @@ func BenchmarkBulkhead(b *testing.B) {
 	})
 	b.Run("Guarded-outcomes", func(b *testing.B) {
 		// Every call ends with an EventCallEnded.
-		o := benchObserver{outcomes: true}
+		o := counter{outcomes: true}
 		p := resilience.Guarded[int](resilience.NewBulkhead(64, resilience.WithObserver(&o)))
 		b.ReportAllocs()
 		for b.Loop() {
@@ -294,40 +294,6 @@ func BenchmarkBulkhead(b *testing.B) {
 	})
 }
 
-// benchObserver counts events; outcomes says whether it asks for
-// EventCallEnded.
-type benchObserver struct {
-	n        atomic.Int64
-	outcomes bool
-}
-
-func (o *benchObserver) Observe(context.Context, resilience.Event) { o.n.Add(1) }
-func (o *benchObserver) ObserveOutcomes() bool                     { return o.outcomes }
-
-// guardEvents records the events it observes; outcomes says whether it asks
-// for EventCallEnded.
-type guardEvents struct {
-	mu       sync.Mutex
-	events   []resilience.Event
-	outcomes bool
-}
-
-func (o *guardEvents) Observe(_ context.Context, e resilience.Event) {
-	o.mu.Lock()
-	o.events = append(o.events, e)
-	o.mu.Unlock()
-}
-
-func (o *guardEvents) ObserveOutcomes() bool { return o.outcomes }
-
-func (o *guardEvents) take() []resilience.Event {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	e := o.events
-	o.events = nil
-	return e
-}
-
 func TestBulkheadEvents(t *testing.T) {
 	ev := func(kind resilience.EventKind, err error, wait time.Duration) resilience.Event {
 		return resilience.Event{Kind: kind, Component: "bulkhead", Name: "db", Err: err, Wait: wait}
@@ -355,7 +321,7 @@ func TestBulkheadEvents(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var o guardEvents
+				var o recorder
 				b := resilience.NewBulkhead(1, append(tc.opts, resilience.WithObserver(&o), resilience.WithName("db"))...)
 				if tc.held {
 					require.True(t, b.TryAcquire())
@@ -387,7 +353,7 @@ func TestBulkheadCallEnded(t *testing.T) {
 	errDown := errors.New("down")
 	for _, outcomes := range []bool{false, true} {
 		synctest.Test(t, func(t *testing.T) {
-			o := guardEvents{outcomes: outcomes}
+			o := recorder{outcomes: outcomes}
 			b := resilience.NewBulkhead(1, resilience.WithObserver(&o))
 			p := resilience.Guarded[int](b)
 			_, err := p.Execute(context.Background(), func(context.Context) (int, error) {

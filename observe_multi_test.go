@@ -10,25 +10,14 @@ import (
 	"github.com/faf87a20/resilience"
 )
 
-// kindRecorder records the kinds it observes, and asks for outcomes if told.
-type kindRecorder struct {
-	kinds    []resilience.EventKind
-	outcomes bool
-}
-
-func (r *kindRecorder) Observe(_ context.Context, e resilience.Event) {
-	r.kinds = append(r.kinds, e.Kind)
-}
-func (r *kindRecorder) ObserveOutcomes() bool { return r.outcomes }
-
 func TestMultiObserver(t *testing.T) {
-	plain, asking := &kindRecorder{}, &kindRecorder{outcomes: true}
+	plain, asking := &recorder{}, &recorder{outcomes: true}
 	tests := []struct {
 		name         string
 		observers    []resilience.Observer
 		wantOutcomes bool
 	}{
-		{"none asks", []resilience.Observer{plain, &kindRecorder{}}, false},
+		{"none asks", []resilience.Observer{plain, &recorder{}}, false},
 		{"one asks", []resilience.Observer{plain, asking}, true},
 		{"empty", nil, false},
 	}
@@ -41,17 +30,18 @@ func TestMultiObserver(t *testing.T) {
 		})
 	}
 
-	plain.kinds, asking.kinds = nil, nil
+	plain.take()
+	asking.take()
 	m := resilience.MultiObserver(plain, asking)
 	ctx := context.Background()
 	m.Observe(ctx, resilience.Event{Kind: resilience.EventRetry})
 	m.Observe(ctx, resilience.Event{Kind: resilience.EventCallEnded})
-	assert.Equal(t, []resilience.EventKind{resilience.EventRetry}, plain.kinds, "call-ended went to an observer that did not ask")
-	assert.Equal(t, []resilience.EventKind{resilience.EventRetry, resilience.EventCallEnded}, asking.kinds)
+	assert.Equal(t, []resilience.EventKind{resilience.EventRetry}, plain.sequence(), "call-ended went to an observer that did not ask")
+	assert.Equal(t, []resilience.EventKind{resilience.EventRetry, resilience.EventCallEnded}, asking.sequence())
 
 	require.PanicsWithValue(t, "resilience: MultiObserver: observer 1 is nil", func() { resilience.MultiObserver(plain, nil) })
-	require.PanicsWithValue(t, "resilience: MultiObserver: observer 0 is a nil *resilience_test.kindRecorder", func() {
-		resilience.MultiObserver((*kindRecorder)(nil))
+	require.PanicsWithValue(t, "resilience: MultiObserver: observer 0 is a nil *resilience_test.recorder", func() {
+		resilience.MultiObserver((*recorder)(nil))
 	})
 
 	counted := resilience.MultiObserver(resilience.ObserverFunc(func(context.Context, resilience.Event) {}), resilience.NewSlogObserver(nil))

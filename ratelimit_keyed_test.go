@@ -87,7 +87,7 @@ func TestKeyedRateLimiterMaxKeys(t *testing.T) {
 	assert.False(t, l.Allow("carol"), "the table is full of buckets still refilling")
 	assert.True(t, l.AllowN("carol", 0), "taking nothing needs no room")
 
-	_, err := resilience.Guarded[int](l.Guard(func(context.Context) string { return "carol" })).Execute(context.Background(), okCall)
+	_, err := resilience.Guarded[int](l.Guard(func(context.Context) string { return "carol" })).Execute(context.Background(), okFunc)
 	require.ErrorIs(t, err, resilience.ErrRateLimited)
 	assert.Equal(t, "resilience: rate limited: the limiter holds as many keys as it may", err.Error())
 	hint, _ := resilience.RetryAfter(err)
@@ -141,20 +141,20 @@ func userOf(ctx context.Context) string {
 
 func TestKeyedRateLimiterGuard(t *testing.T) {
 	clk := newManualClock()
-	events := &rateEvents{}
+	events := &recorder{}
 	l := resilience.NewKeyedRateLimiter[string](2, 1, resilience.WithClock(clk), resilience.WithObserver(events))
 	p := resilience.Guarded[int](l.Guard(userOf))
 	alice := context.WithValue(context.Background(), userKey{}, "alice")
 	bob := context.WithValue(context.Background(), userKey{}, "bob")
 
-	_, err := p.Execute(alice, okCall)
+	_, err := p.Execute(alice, okFunc)
 	require.NoError(t, err)
 	clk.Add(100 * time.Millisecond)
-	_, err = p.Execute(alice, okCall)
+	_, err = p.Execute(alice, okFunc)
 	require.ErrorIs(t, err, resilience.ErrRateLimited)
 	hint, _ := resilience.RetryAfter(err)
 	assert.Equal(t, 400*time.Millisecond, hint)
-	_, err = p.Execute(bob, okCall)
+	_, err = p.Execute(bob, okFunc)
 	assert.NoError(t, err)
 	require.Len(t, events.events, 1)
 	assert.Equal(t, resilience.EventRefused, events.events[0].Kind)
@@ -179,7 +179,7 @@ func TestKeyedRateLimiterWait(t *testing.T) {
 
 		start := time.Now()
 		require.NoError(t, l.Wait(ctx, "alice"))
-		_, err := p.Execute(alice, okCall)
+		_, err := p.Execute(alice, okFunc)
 		require.NoError(t, err)
 		assert.Equal(t, 100*time.Millisecond, time.Since(start), "the guard waited for alice's token")
 

@@ -149,36 +149,9 @@ func TestRateLimiterClockGoingBackNeverAddsTokens(t *testing.T) {
 	assert.False(t, l.Allow())
 }
 
-// rateEvents records what an observer is told.
-type rateEvents struct {
-	mu       sync.Mutex
-	events   []resilience.Event
-	outcomes bool
-}
-
-func (r *rateEvents) Observe(_ context.Context, e resilience.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
-func (r *rateEvents) ObserveOutcomes() bool { return r.outcomes }
-
-func (r *rateEvents) kinds() []resilience.EventKind {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var ks []resilience.EventKind
-	for _, e := range r.events {
-		ks = append(ks, e.Kind)
-	}
-	return ks
-}
-
-func okCall(context.Context) (int, error) { return 1, nil }
-
 func TestRateLimiterGuardRefusesWithAHint(t *testing.T) {
 	clk := newManualClock()
-	events := &rateEvents{}
+	events := &recorder{}
 	l := resilience.NewRateLimiter(2, 1, resilience.WithClock(clk), resilience.WithObserver(events), resilience.WithName("payments"))
 	p := resilience.Guarded[int](l)
 	calls := 0
@@ -186,7 +159,7 @@ func TestRateLimiterGuardRefusesWithAHint(t *testing.T) {
 
 	_, err := p.Execute(context.Background(), fn)
 	require.NoError(t, err)
-	assert.Empty(t, events.kinds(), "an admitted call reports nothing")
+	assert.Empty(t, events.sequence(), "an admitted call reports nothing")
 
 	clk.Add(200 * time.Millisecond)
 	_, err = p.Execute(context.Background(), fn)
@@ -290,7 +263,7 @@ func TestRateLimiterGuardWait(t *testing.T) {
 					}()
 				}
 				start := time.Now()
-				_, err := resilience.Guarded[int](l).Execute(ctx, okCall)
+				_, err := resilience.Guarded[int](l).Execute(ctx, okFunc)
 				assert.Equal(t, tc.wantTook, time.Since(start))
 				if tc.wantErr == nil {
 					require.NoError(t, err)
@@ -395,17 +368,17 @@ func TestReservation(t *testing.T) {
 
 func TestRateLimiterWaitEvents(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		events := &rateEvents{outcomes: true}
+		events := &recorder{outcomes: true}
 		l := resilience.NewRateLimiter(10, 1, resilience.WithObserver(events), resilience.WithRateLimitWait(time.Second))
 		p := resilience.Guarded[int](l)
-		_, err := p.Execute(context.Background(), okCall)
+		_, err := p.Execute(context.Background(), okFunc)
 		require.NoError(t, err)
 		_, err = p.Execute(context.Background(), func(context.Context) (int, error) {
 			time.Sleep(time.Millisecond)
 			return 0, errFlaky
 		})
 		require.ErrorIs(t, err, errFlaky)
-		assert.Equal(t, []resilience.EventKind{resilience.EventCallEnded, resilience.EventWaitStarted, resilience.EventWaitEnded, resilience.EventCallEnded}, events.kinds())
+		assert.Equal(t, []resilience.EventKind{resilience.EventCallEnded, resilience.EventWaitStarted, resilience.EventWaitEnded, resilience.EventCallEnded}, events.sequence())
 		ended := events.events[2]
 		assert.Equal(t, 100*time.Millisecond, ended.Wait)
 		assert.NoError(t, ended.Err)
@@ -958,7 +931,7 @@ func TestRateLimiterNeverMoreThanTheRate(t *testing.T) {
 					n := int64(i % 4)
 					return admitted(l.AllowN(int(n)), n)
 				}
-				_, err := p.Execute(context.Background(), okCall)
+				_, err := p.Execute(context.Background(), okFunc)
 				return admitted(err == nil, 1)
 			}
 		}},
@@ -971,7 +944,7 @@ func TestRateLimiterNeverMoreThanTheRate(t *testing.T) {
 				if g%2 == 0 {
 					return admitted(l.AllowN("alice", i%3), int64(i%3))
 				}
-				_, err := p.Execute(alice, okCall)
+				_, err := p.Execute(alice, okFunc)
 				return admitted(err == nil, 1)
 			}
 		}},

@@ -249,7 +249,7 @@ func TestRetryQuotaEvents(t *testing.T) {
 		return ev{Kind: resilience.EventReplenished, Component: "quota", Name: name, Attempt: n, Duration: d}
 	}
 	t.Run("a shared quota, to its own observer", func(t *testing.T) {
-		log, clk := &eventLog{}, newManualClock()
+		log, clk := &recorder{}, newManualClock()
 		q := resilience.NewRetryQuota(10, resilience.WithObserver(log), resilience.WithName(name), resilience.WithClock(clk))
 		p := resilience.Retry[int](resilience.WithBudget(q), zeroWait)
 		attemptsPer(t, 3, p, down) // 2 retries, then refused twice
@@ -259,7 +259,7 @@ func TestRetryQuotaEvents(t *testing.T) {
 		assert.Equal(t, []ev{exhausted(1), refused(1), refused(1), replenished(1, 3*time.Second), exhausted(2), refused(2), refused(1)}, log.events)
 	})
 	t.Run("a Retry's own, to the Retry's observer", func(t *testing.T) {
-		log := &eventLog{}
+		log := &recorder{}
 		p := resilience.Retry[int](resilience.WithObserver(log), resilience.WithName(name), zeroWait)
 		attemptsPer(t, 6, p, down)
 		var got []ev

@@ -360,15 +360,6 @@ func failTwice() resilience.Func[int] {
 	}
 }
 
-// countEvents is the cheapest useful observer: it counts events by kind.
-type countEvents struct {
-	n        [32]int
-	outcomes bool
-}
-
-func (c *countEvents) Observe(_ context.Context, e resilience.Event) { c.n[e.Kind]++ }
-func (c *countEvents) ObserveOutcomes() bool                         { return c.outcomes }
-
 func BenchmarkRetry(b *testing.B) {
 	ctx := context.Background()
 	zeroWait := resilience.WithBackoff(resilience.Constant(0))
@@ -378,15 +369,15 @@ func BenchmarkRetry(b *testing.B) {
 		fn   func() resilience.Func[int]
 	}{
 		{"success", nil, func() resilience.Func[int] { return okFunc }},
-		{"success-observed", []resilience.RetryOption{resilience.WithObserver(&countEvents{})}, func() resilience.Func[int] { return okFunc }},
-		{"success-outcomes", []resilience.RetryOption{resilience.WithObserver(&countEvents{outcomes: true})}, func() resilience.Func[int] { return okFunc }},
+		{"success-observed", []resilience.RetryOption{resilience.WithObserver(&counter{})}, func() resilience.Func[int] { return okFunc }},
+		{"success-outcomes", []resilience.RetryOption{resilience.WithObserver(&counter{outcomes: true})}, func() resilience.Func[int] { return okFunc }},
 		{"success-with-budget", []resilience.RetryOption{resilience.WithBudget(resilience.NewRetryBudget(0.1, 10))}, func() resilience.Func[int] { return okFunc }},
 		{"success-no-throttle", []resilience.RetryOption{resilience.WithoutBudget()}, func() resilience.Func[int] { return okFunc }},
 		// Two failures in three attempts would empty a throttle: these
 		// measure the retry loop itself.
 		{"fail-fail-succeed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget()}, failTwice},
-		{"fail-fail-succeed-observed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&countEvents{})}, failTwice},
-		{"fail-fail-succeed-outcomes", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&countEvents{outcomes: true})}, failTwice},
+		{"fail-fail-succeed-observed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&counter{})}, failTwice},
+		{"fail-fail-succeed-outcomes", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&counter{outcomes: true})}, failTwice},
 		{"fail-fail-succeed-budget", []resilience.RetryOption{zeroWait, resilience.WithBudget(resilience.NewRetryBudget(2, 0))}, failTwice},
 	}
 	for _, c := range cases {
@@ -440,22 +431,6 @@ func TestRetryMaxElapsedHugeWait(t *testing.T) {
 			assert.ErrorIs(t, err, tc.err)
 		})
 	}
-}
-
-// stepClock is a clock that never blocks: a wait on it is recorded, moves
-// its time to the wait's end and is over at once. For code run by one
-// goroutine.
-type stepClock struct {
-	now   time.Time
-	waits []time.Duration
-}
-
-func (c *stepClock) Now() time.Time { return c.now }
-
-func (c *stepClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
-	c.waits = append(c.waits, d.Sub(c.now))
-	c.now = d
-	return context.WithDeadline(parent, time.Time{})
 }
 
 // TestRetryOnNothing: an empty allow-list retries nothing, as
@@ -584,22 +559,6 @@ func TestRetryDiscardsBeforeTheWait(t *testing.T) {
 	})
 }
 
-// eventLog records the events it observes. outcomes makes it ask for
-// EventCallEnded.
-type eventLog struct {
-	mu       sync.Mutex
-	events   []resilience.Event
-	outcomes bool
-}
-
-func (l *eventLog) Observe(_ context.Context, e resilience.Event) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.events = append(l.events, e)
-}
-
-func (l *eventLog) ObserveOutcomes() bool { return l.outcomes }
-
 // TestRetryEvents: what a Retry and its quota or budget report, call by
 // call.
 func TestRetryEvents(t *testing.T) {
@@ -629,7 +588,7 @@ func TestRetryEvents(t *testing.T) {
 		quotaRuns = append(quotaRuns, failed(n, errFlaky), retry(n, errFlaky, 0))
 	}
 	quotaRuns = append(quotaRuns, failed(9, errFlaky), exhausted("quota", name, 9), refused("quota", name, 9), gaveUp(9, errFlaky, resilience.ErrRetryBudgetExhausted))
-	budgetLog := &eventLog{}
+	budgetLog := &recorder{}
 	tests := []struct {
 		name     string
 		opts     []resilience.RetryOption
@@ -665,7 +624,7 @@ func TestRetryEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				budgetLog.events = nil
-				log := &eventLog{outcomes: tc.outcomes}
+				log := &recorder{outcomes: tc.outcomes}
 				opts := append([]resilience.RetryOption{resilience.WithBackoff(linearWaits),
 					resilience.WithObserver(log), resilience.WithName(name)}, tc.opts...)
 				ctx, cancel := context.WithCancel(context.Background())
@@ -685,7 +644,7 @@ func TestRetryEvents(t *testing.T) {
 // TestRetryEventsDiscard: a result WithRetryIfResult rejected is reported
 // as it goes to the discard hook, once.
 func TestRetryEventsDiscard(t *testing.T) {
-	log := &eventLog{outcomes: true}
+	log := &recorder{outcomes: true}
 	var dropped []int
 	p := resilience.Retry[int](resilience.WithObserver(log), resilience.WithBackoff(resilience.Constant(0)),
 		resilience.WithRetryIfResult(func(v int) bool { return v < 2 }),
@@ -772,7 +731,7 @@ func TestRetryOptionsSweep(t *testing.T) {
 		{"WithClock(nil)", func() { resilience.WithClock(nil) }, "resilience: WithClock: clock is nil"},
 		{"WithClock(typed nil)", func() { resilience.WithClock((*clock.Mock)(nil)) }, "resilience: WithClock: clock is a nil *clock.Mock"},
 		{"WithObserver(nil)", func() { resilience.WithObserver(nil) }, "resilience: WithObserver: observer is nil"},
-		{"WithObserver(typed nil)", func() { resilience.WithObserver((*eventLog)(nil)) }, "resilience: WithObserver: observer is a nil *resilience_test.eventLog"},
+		{"WithObserver(typed nil)", func() { resilience.WithObserver((*recorder)(nil)) }, "resilience: WithObserver: observer is a nil *resilience_test.recorder"},
 		{"WithName(\"\")", retry(resilience.WithName("")), ""},
 
 		{"NewRetryBudget(0, 0): never retries", func() { resilience.NewRetryBudget(0, 0) }, ""},

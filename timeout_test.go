@@ -341,8 +341,6 @@ func TestTimeoutReuse(t *testing.T) {
 	})
 }
 
-func okFunc(context.Context) (int, error) { return 1, nil }
-
 // BenchmarkTimeout compares the policy's two modes with context.WithTimeout
 // alone, the least any timeout can cost, and with context.WithTimeout plus a
 // goroutine that runs fn and ends the context when fn returns: the least a
@@ -384,50 +382,8 @@ func BenchmarkTimeout(b *testing.B) {
 	})
 }
 
-// timeoutModes are the two ways a Timeout runs fn.
-var timeoutModes = []struct {
-	name string
-	opts []resilience.TimeoutOption
-}{
-	{"default", nil},
-	{"cooperative", []resilience.TimeoutOption{resilience.WithTimeoutCooperative()}},
-}
-
-// timeoutRecorder is an observer that keeps every event, and a discard hook that
-// keeps every discarded result.
-type timeoutRecorder struct {
-	mu        sync.Mutex
-	events    []resilience.Event
-	discarded []int
-	outcomes  bool
-}
-
-func (r *timeoutRecorder) Observe(_ context.Context, e resilience.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
-}
-
-func (r *timeoutRecorder) ObserveOutcomes() bool { return r.outcomes }
-
-func (r *timeoutRecorder) discard(v int) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.discarded = append(r.discarded, v)
-}
-
-// kinds returns how many events of each kind arrived.
-func (r *timeoutRecorder) kinds() map[resilience.EventKind]int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := map[resilience.EventKind]int{}
-	for _, e := range r.events {
-		n[e.Kind]++
-	}
-	return n
-}
-
-func (r *timeoutRecorder) opts(mode []resilience.TimeoutOption) []resilience.TimeoutOption {
+// timeoutOpts returns the options of a Timeout in mode that reports to r.
+func timeoutOpts(r *recorder, mode []resilience.TimeoutOption) []resilience.TimeoutOption {
 	return append([]resilience.TimeoutOption{
 		resilience.WithObserver(r), resilience.WithDiscard(r.discard), resilience.WithName("t"),
 	}, mode...)
@@ -443,8 +399,8 @@ func TestTimeoutDeadlineDecides(t *testing.T) {
 	for _, mode := range timeoutModes {
 		t.Run(mode.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var rec timeoutRecorder
-				p := resilience.Timeout[int](time.Second, rec.opts(mode.opts)...)
+				var rec recorder
+				p := resilience.Timeout[int](time.Second, timeoutOpts(&rec, mode.opts)...)
 				for i := 1; i <= calls; i++ {
 					got, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
 						<-ctx.Done()
@@ -474,8 +430,8 @@ func TestTimeoutDeadlineDecides(t *testing.T) {
 func TestTimeoutParentEndsFirst(t *testing.T) {
 	for _, mode := range timeoutModes {
 		t.Run(mode.name, func(t *testing.T) {
-			var rec timeoutRecorder
-			p := resilience.Timeout[int](time.Hour, rec.opts(mode.opts)...)
+			var rec recorder
+			p := resilience.Timeout[int](time.Hour, timeoutOpts(&rec, mode.opts)...)
 			for i := 1; i <= 50; i++ {
 				ctx, cancel := context.WithCancel(context.Background())
 				got, err := p.Execute(ctx, func(fctx context.Context) (int, error) {
@@ -504,8 +460,8 @@ func TestTimeoutLateError(t *testing.T) {
 	for _, mode := range timeoutModes {
 		t.Run(mode.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var rec timeoutRecorder
-				p := resilience.Timeout[int](time.Second, rec.opts(mode.opts)...)
+				var rec recorder
+				p := resilience.Timeout[int](time.Second, timeoutOpts(&rec, mode.opts)...)
 				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
 					<-ctx.Done()
 					return 7, errLate
@@ -542,8 +498,8 @@ func TestTimeoutEvents(t *testing.T) {
 		for _, tc := range tests {
 			t.Run(mode.name+"/"+tc.name, func(t *testing.T) {
 				synctest.Test(t, func(t *testing.T) {
-					rec := timeoutRecorder{outcomes: tc.outcomes}
-					p := resilience.Timeout[int](time.Second, rec.opts(mode.opts)...)
+					rec := recorder{outcomes: tc.outcomes}
+					p := resilience.Timeout[int](time.Second, timeoutOpts(&rec, mode.opts)...)
 					_, _ = p.Execute(context.Background(), func(context.Context) (int, error) {
 						if tc.slow {
 							time.Sleep(2 * time.Second)
