@@ -93,11 +93,11 @@ func TestKeyedRateLimiterForgottenKeyGetsNothingFromAClockGoingBack(t *testing.T
 	}
 }
 
-// TestRateLimitersAreGates: the limiters take the package's own path in
-// Guarded, the one without a closure, whatever the gate's signature becomes.
-func TestRateLimitersAreGates(t *testing.T) {
-	var _ ticketGate = (*RateLimiter)(nil)
-	var _ ticketGate = (*keyedGuard[string])(nil)
-	var _ ticketGate = (*Breaker)(nil)
-	var _ ticketGate = (*Bulkhead)(nil)
-}
+// The guards take the package's own path in Guarded, the one without a
+// closure, whatever the gate's signature becomes.
+var (
+	_ ticketGate = (*RateLimiter)(nil)
+	_ ticketGate = (*keyedGuard[string])(nil)
+	_ ticketGate = (*Breaker)(nil)
+	_ ticketGate = (*Bulkhead)(nil)
+)
