@@ -42,14 +42,19 @@ var logs resilience.Option
 // that the tour prints the same story every run, and indented, as the
 // details of the call printed after them.
 func newLogs(w io.Writer) resilience.Option {
+	return resilience.WithObserver(resilience.NewSlogObserver(newLogger(w, slog.LevelInfo)))
+}
+
+// newLogger returns a logger that writes to w at level and above, as
+// newLogs's does.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	noTime := func(groups []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey && len(groups) == 0 {
 			return slog.Attr{}
 		}
 		return a
 	}
-	logger := slog.New(slog.NewTextHandler(indented{w}, &slog.HandlerOptions{ReplaceAttr: noTime}))
-	return resilience.WithObserver(resilience.NewSlogObserver(logger))
+	return slog.New(slog.NewTextHandler(indented{w}, &slog.HandlerOptions{Level: level, ReplaceAttr: noTime}))
 }
 
 // indented writes each record of a slog handler, which writes one line at
