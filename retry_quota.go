@@ -40,9 +40,11 @@ import (
 // first attempt costs the quota one atomic load when the quota is full,
 // one atomic operation more when it is not.
 //
-// NewRetryQuota panics if capacity is not in [1, 1000000000], if a cost is
-// larger than capacity, or if an option is invalid ([WithBudgetCapacity]
-// does not apply: capacity is the argument).
+// NewRetryQuota panics if capacity is not in [1, 1000000000], if a retry's
+// cost, or its cost after a timeout, is more than capacity (a capacity
+// under 10 needs a [WithQuotaTimeoutCost] of its size at most), or if an
+// option is invalid ([WithBudgetCapacity] does not apply: capacity is the
+// argument).
 func NewRetryQuota(capacity int, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryQuota"
 	if capacity < 1 || capacity > maxBudgetSize {
