@@ -116,7 +116,9 @@ func TestRetryOptionsSweep(t *testing.T) {
 		{"NewRetryQuota(5): a timeout costs 10", func() { resilience.NewRetryQuota(5) },
 			"resilience: NewRetryQuota: a retry's cost after a timeout, 10 (WithQuotaTimeoutCost), is more than the capacity, 5: no retry after a timeout would ever be made"},
 		{"NewRetryQuota(10)", func() { resilience.NewRetryQuota(10) }, ""},
-		{"NewRetryQuota(1e9)", func() { resilience.NewRetryQuota(1e9, resilience.WithQuotaCost(1e9), resilience.WithQuotaIncrement(1e9)) }, ""},
+		{"NewRetryQuota(1e9)", func() {
+			resilience.NewRetryQuota(1e9, resilience.WithQuotaCost(1e9), resilience.WithQuotaIncrement(1e9))
+		}, ""},
 		{"NewRetryQuota(0)", func() { resilience.NewRetryQuota(0) }, "resilience: NewRetryQuota: capacity must be in [1, 1000000000], got 0"},
 		{"NewRetryQuota(-1)", func() { resilience.NewRetryQuota(-1) }, "resilience: NewRetryQuota: capacity must be in [1, 1000000000], got -1"},
 		{"NewRetryQuota(1e9+1)", func() { resilience.NewRetryQuota(1e9 + 1) }, "resilience: NewRetryQuota: capacity must be in [1, 1000000000], got 1000000001"},

@@ -1,6 +1,8 @@
 package resilience
 
 import (
+	"context"
+	"errors"
 	"fmt"
 )
 
@@ -133,4 +135,18 @@ func checkQuotaTokens(fn, what string, n float64) {
 	if !(n >= minQuotaTokens && n <= maxQuotaTokens) {
 		panic(fmt.Sprintf("resilience: %s: %s must be in [%v, %d] tokens, got %v", fn, what, minQuotaTokens, maxQuotaTokens, n))
 	}
+}
+
+// noQuota panics if an option of a quota's was given to fn, which makes
+// what.
+func (c *budgetConfig) noQuota(fn, what string) {
+	if c.quota.set {
+		panic("resilience: " + fn + ": WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to " + what)
+	}
+}
+
+// isTimeout reports whether err is an attempt's timeout, which costs a
+// quota more.
+func isTimeout(err error) bool {
+	return errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 }
