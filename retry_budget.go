@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -182,14 +181,6 @@ type budgetConfig struct {
 	common
 }
 
-// noQuota panics if an option of a quota's was given to fn, which makes
-// what.
-func (c *budgetConfig) noQuota(fn, what string) {
-	if c.quota.set {
-		panic("resilience: " + fn + ": WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to " + what)
-	}
-}
-
 func (c *budgetConfig) apply(fn string, opts []RetryBudgetOption) {
 	for _, o := range opts {
 		checkOption(fn, o)
@@ -299,11 +290,6 @@ func (b *RetryBudget) allow(ctx context.Context, attempt int, err error) (paid i
 		b.observeAllow(ctx, attempt, ok)
 	}
 	return paid, ok
-}
-
-// isTimeout reports whether err is an attempt's timeout.
-func isTimeout(err error) bool {
-	return errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // observeAllow reports a refusal, and a change of state: the first refusal

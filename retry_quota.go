@@ -1,6 +1,8 @@
 package resilience
 
 import (
+	"context"
+	"errors"
 	"fmt"
 )
 
@@ -40,9 +42,11 @@ import (
 // first attempt costs the quota one atomic load when the quota is full,
 // one atomic operation more when it is not.
 //
-// NewRetryQuota panics if capacity is not in [1, 1000000000], if a cost is
-// larger than capacity, or if an option is invalid ([WithBudgetCapacity]
-// does not apply: capacity is the argument).
+// NewRetryQuota panics if capacity is not in [1, 1000000000], if a retry's
+// cost, or its cost after a timeout, is more than capacity (a capacity
+// under 10 needs a [WithQuotaTimeoutCost] of its size at most), or if an
+// option is invalid ([WithBudgetCapacity] does not apply: capacity is the
+// argument).
 func NewRetryQuota(capacity int, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryQuota"
 	if capacity < 1 || capacity > maxBudgetSize {
@@ -131,4 +135,18 @@ func checkQuotaTokens(fn, what string, n float64) {
 	if !(n >= minQuotaTokens && n <= maxQuotaTokens) {
 		panic(fmt.Sprintf("resilience: %s: %s must be in [%v, %d] tokens, got %v", fn, what, minQuotaTokens, maxQuotaTokens, n))
 	}
+}
+
+// noQuota panics if an option of a quota's was given to fn, which makes
+// what.
+func (c *budgetConfig) noQuota(fn, what string) {
+	if c.quota.set {
+		panic("resilience: " + fn + ": WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to " + what)
+	}
+}
+
+// isTimeout reports whether err is an attempt's timeout, which costs a
+// quota more.
+func isTimeout(err error) bool {
+	return errors.Is(err, ErrTimeout) || errors.Is(err, context.DeadlineExceeded)
 }

@@ -764,6 +764,32 @@ func TestRetryOptionsSweep(t *testing.T) {
 		{"NewRetryThrottle: capacity", func() { resilience.NewRetryThrottle(10, 0.2, resilience.WithBudgetCapacity(5)) },
 			"resilience: NewRetryThrottle: WithBudgetCapacity does not apply to a throttle: tokens is its capacity"},
 		{"NewRetryThrottle: nil option", func() { resilience.NewRetryThrottle(10, 0.2, nil) }, "resilience: NewRetryThrottle: option is nil"},
+		{"NewRetryThrottle: a quota's option", func() { resilience.NewRetryThrottle(10, 0.2, resilience.WithQuotaCost(1)) },
+			"resilience: NewRetryThrottle: WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to a throttle"},
+		{"NewRetryBudget: a quota's option", func() { resilience.NewRetryBudget(0.1, 0, resilience.WithQuotaIncrement(1)) },
+			"resilience: NewRetryBudget: WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to a budget"},
+
+		{"NewRetryQuota(5): a timeout costs 10", func() { resilience.NewRetryQuota(5) },
+			"resilience: NewRetryQuota: a retry's cost after a timeout, 10 (WithQuotaTimeoutCost), is more than the capacity, 5: no retry after a timeout would ever be made"},
+		{"NewRetryQuota(10)", func() { resilience.NewRetryQuota(10) }, ""},
+		{"NewRetryQuota(1e9)", func() {
+			resilience.NewRetryQuota(1e9, resilience.WithQuotaCost(1e9), resilience.WithQuotaIncrement(1e9))
+		}, ""},
+		{"NewRetryQuota(0)", func() { resilience.NewRetryQuota(0) }, "resilience: NewRetryQuota: capacity must be in [1, 1000000000], got 0"},
+		{"NewRetryQuota(-1)", func() { resilience.NewRetryQuota(-1) }, "resilience: NewRetryQuota: capacity must be in [1, 1000000000], got -1"},
+		{"NewRetryQuota(1e9+1)", func() { resilience.NewRetryQuota(1e9 + 1) }, "resilience: NewRetryQuota: capacity must be in [1, 1000000000], got 1000000001"},
+		{"NewRetryQuota: cost past the capacity", func() { resilience.NewRetryQuota(4, resilience.WithQuotaTimeoutCost(4)) },
+			"resilience: NewRetryQuota: a retry's cost, 5 (WithQuotaCost), is more than the capacity, 4: no retry would ever be made"},
+		{"NewRetryQuota: capacity", func() { resilience.NewRetryQuota(10, resilience.WithBudgetCapacity(5)) },
+			"resilience: NewRetryQuota: WithBudgetCapacity does not apply to a quota: capacity is its argument"},
+		{"NewRetryQuota: nil option", func() { resilience.NewRetryQuota(10, nil) }, "resilience: NewRetryQuota: option is nil"},
+		{"WithQuotaCost(0)", func() { resilience.WithQuotaCost(0) }, "resilience: WithQuotaCost: cost must be in [1e-06, 1000000000] tokens, got 0"},
+		{"WithQuotaCost(NaN)", func() { resilience.WithQuotaCost(math.NaN()) }, "resilience: WithQuotaCost: cost must be in [1e-06, 1000000000] tokens, got NaN"},
+		{"WithQuotaCost(+Inf)", func() { resilience.WithQuotaCost(inf) }, "resilience: WithQuotaCost: cost must be in [1e-06, 1000000000] tokens, got +Inf"},
+		{"WithQuotaTimeoutCost(-1)", func() { resilience.WithQuotaTimeoutCost(-1) }, "resilience: WithQuotaTimeoutCost: cost must be in [1e-06, 1000000000] tokens, got -1"},
+		{"WithQuotaTimeoutCost(1e10)", func() { resilience.WithQuotaTimeoutCost(1e10) }, "resilience: WithQuotaTimeoutCost: cost must be in [1e-06, 1000000000] tokens, got 1e+10"},
+		{"WithQuotaIncrement(1e-7)", func() { resilience.WithQuotaIncrement(1e-7) }, "resilience: WithQuotaIncrement: increment must be in [1e-06, 1000000000] tokens, got 1e-07"},
+		{"WithQuotaIncrement(-Inf)", func() { resilience.WithQuotaIncrement(-inf) }, "resilience: WithQuotaIncrement: increment must be in [1e-06, 1000000000] tokens, got -Inf"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

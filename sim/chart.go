@@ -51,8 +51,9 @@ func drawContention(dir, format string, t contentionTable) error {
 }
 
 // drawOutage draws the outage scenario: one panel per policy, with the load
-// on the server and the requests completed per second over time.
-func drawOutage(dir, format string, cfg outageConfig, results []outageResult) error {
+// on the server and the requests completed per second over time, in the
+// chart name.
+func drawOutage(dir, name, format string, cfg outageConfig, results []outageResult) error {
 	perSecond := 1 / cfg.Bucket.Seconds()
 	top := cfg.Capacity
 	for _, r := range results {
@@ -88,7 +89,11 @@ func drawOutage(dir, format string, cfg outageConfig, results []outageResult) er
 		addRule(p, "capacity", cfg.Capacity, palette[3])
 		addMark(p, cfg.OutageStart.Seconds(), top)
 		addMark(p, cfg.recovery().Seconds(), top)
-		p.Title.Text = fmt.Sprintf("%s: peak %.2f×, %s", r.Policy, r.Peak, drainText(r, cfg))
+		if cfg.Refuse > 0 && cfg.Refuse < 1 {
+			p.Title.Text = fmt.Sprintf("%s: %.2f× in the brownout, %.1f%% failed", r.Policy, r.outageLoad(cfg)/cfg.offered(), failedShare(r))
+		} else {
+			p.Title.Text = fmt.Sprintf("%s: peak %.2f×, %s", r.Policy, r.Peak, drainText(r, cfg))
+		}
 		plots[i/cols][i%cols] = p
 	}
 	w, h := 28*vg.Centimeter, vg.Length(rows)*10*vg.Centimeter
@@ -104,7 +109,7 @@ func drawOutage(dir, format string, cfg outageConfig, results []outageResult) er
 			}
 		}
 	}
-	return writeFile(chartPath(dir, "outage-load", format), wt)
+	return writeFile(chartPath(dir, name, format), wt)
 }
 
 func drainText(r outageResult, cfg outageConfig) string {

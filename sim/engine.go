@@ -121,6 +121,9 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// unit maps a hash to [0, 1), as rand.Float64 maps its draws.
+func unit(h uint64) float64 { return float64(h>>11) / (1 << 53) }
+
 // netDelay draws one network delay from a normal distribution, cut at zero.
 func netDelay(r *rand.Rand, mean, sd time.Duration) time.Duration {
 	d := float64(mean) + r.NormFloat64()*float64(sd)

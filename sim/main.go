@@ -1,9 +1,11 @@
 // Command sim shows, in virtual time, what a retry policy does to a
-// struggling server. It runs two scenarios: contention (N clients race to
+// struggling server. It runs three scenarios: contention (N clients race to
 // land one optimistic-concurrency write each on one shared row, under six
-// backoff strategies) and outage (M clients send at a steady rate to a server
-// that fails every call for a while, under four client policies). It prints
-// tables to stdout and, with -charts, draws them.
+// backoff strategies), outage (M clients send at a steady rate to a server
+// that fails every call for a while, under six client policies) and
+// defaults (every library's default retry policy in that outage, under
+// failures at random and in a brownout). It prints tables to stdout and,
+// with -charts, draws them.
 //
 // Everything is a discrete-event simulation: nothing sleeps, and a run is a
 // pure function of -seed and the other flags.
@@ -45,6 +47,7 @@ type options struct {
 	duration     time.Duration
 	outageStart  time.Duration
 	outage       time.Duration
+	refuse       float64
 	capacity     float64
 	queue        int
 	timeout      time.Duration
@@ -60,6 +63,11 @@ type options struct {
 	budgetCap    int
 	breakerFails int
 	breakerCool  time.Duration
+
+	// defaults
+	brownout       time.Duration
+	brownoutRefuse float64
+	roomCapacity   float64
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -78,7 +86,10 @@ server, and prints the results as tables (and, with -charts, as charts).
   outage      M clients send at a steady rate; the server fails every call
               for a while, then recovers. Policies: plain retries, exponential
               backoff with full jitter, that plus a retry budget, that plus a
-              circuit breaker.
+              circuit breaker, and the library's Retry() with its default
+              retry quota and with gRPC's throttle.
+  defaults    every library's default retry policy in the outage, under
+              independent failures and in a brownout.
 
 Runs are deterministic for a -seed. Flags:
 `)
@@ -105,6 +116,7 @@ Runs are deterministic for a -seed. Flags:
 	fs.DurationVar(&o.duration, "duration", 40*time.Second, "outage: length of a run")
 	fs.DurationVar(&o.outageStart, "outage-start", 5*time.Second, "outage: when the server starts failing")
 	fs.DurationVar(&o.outage, "outage", 10*time.Second, "outage: how long the server fails every call (T)")
+	fs.Float64Var(&o.refuse, "refuse", 1, "outage: share of the calls the server refuses during the outage (below 1: a brownout)")
 	fs.Float64Var(&o.capacity, "capacity", 1200, "outage: calls per second the server can serve")
 	fs.IntVar(&o.queue, "queue", 1000, "outage: calls the server lets wait before refusing more (0: no limit)")
 	fs.DurationVar(&o.timeout, "timeout", 100*time.Millisecond, "outage: a client's timeout on one attempt (0: none)")
@@ -120,6 +132,9 @@ Runs are deterministic for a -seed. Flags:
 	fs.IntVar(&o.budgetCap, "budget-capacity", 100, "outage: retries a client's budget can save up")
 	fs.IntVar(&o.breakerFails, "breaker-failures", 5, "outage: consecutive failures that open a client's breaker")
 	fs.DurationVar(&o.breakerCool, "breaker-cooldown", 2*time.Second, "outage: how long a breaker stays open before a probe")
+	fs.DurationVar(&o.brownout, "brownout", 30*time.Second, "defaults: how long the brownout lasts, from -outage-start")
+	fs.Float64Var(&o.brownoutRefuse, "brownout-refuse", 0.3, "defaults: share of the calls the server refuses during the brownout")
+	fs.Float64Var(&o.roomCapacity, "room-capacity", 2000, "defaults: server capacity (calls/s) for 20% and 30% independent failures, room for every retry")
 	return fs
 }
 
@@ -148,6 +163,7 @@ func (o *options) validate() error {
 	bad(o.duration <= 0 || o.duration > 24*time.Hour, "duration", "must be in (0, 24h], got %v", o.duration)
 	bad(o.outageStart < 0 || o.outageStart >= o.duration, "outage-start", "must be in [0, -duration), got %v", o.outageStart)
 	bad(o.outage < 0 || o.outageStart+o.outage >= o.duration, "outage", "must not be negative and must end before -duration, got %v", o.outage)
+	bad(!(o.refuse > 0 && o.refuse <= 1), "refuse", "must be in (0, 1], got %v", o.refuse)
 	bad(!(o.capacity > 0 && o.capacity <= 1e9), "capacity", "must be in (0, 1e9], got %v", o.capacity)
 	bad(o.queue < 0, "queue", "must not be negative, got %d", o.queue)
 	bad(o.timeout < 0, "timeout", "must not be negative, got %v", o.timeout)
@@ -163,6 +179,10 @@ func (o *options) validate() error {
 	bad(o.budgetCap < 0 || o.budgetCap > 1e12, "budget-capacity", "must be in [0, 1e12], got %d", o.budgetCap)
 	bad(o.breakerFails < 1, "breaker-failures", "must be at least 1, got %d", o.breakerFails)
 	bad(o.breakerCool <= 0, "breaker-cooldown", "must be positive, got %v", o.breakerCool)
+	defaults := o.scenario == "all" || o.scenario == "defaults"
+	bad(defaults && (o.brownout <= 0 || o.outageStart+o.brownout >= o.duration), "brownout", "must be positive and must end before -duration, got %v", o.brownout)
+	bad(!(o.brownoutRefuse > 0 && o.brownoutRefuse <= 1), "brownout-refuse", "must be in (0, 1], got %v", o.brownoutRefuse)
+	bad(!(o.roomCapacity > 0 && o.roomCapacity <= 1e9), "room-capacity", "must be in (0, 1e9], got %v", o.roomCapacity)
 	if o.scenario != "contention" {
 		// Keep the default run quick and memory bounded.
 		events := float64(o.clients) * o.rate * o.duration.Seconds() * float64(o.attempts)

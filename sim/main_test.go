@@ -21,7 +21,8 @@ func defaultOptions(t *testing.T) *options {
 }
 
 // small keeps a whole run of the command quick.
-var small = []string{"-n-min", "10", "-n-max", "30", "-runs", "3", "-clients", "20", "-duration", "12s", "-outage-start", "2s", "-outage", "4s", "-capacity", "240"}
+var small = []string{"-n-min", "10", "-n-max", "30", "-runs", "3", "-clients", "20", "-duration", "12s", "-outage-start", "2s", "-outage", "4s", "-capacity", "240",
+	"-brownout", "6s", "-room-capacity", "400"}
 
 func TestHelpDocumentsEveryFlag(t *testing.T) {
 	var stdout, stderr bytes.Buffer
@@ -58,6 +59,10 @@ func TestBadFlags(t *testing.T) {
 		{"scenario", []string{"-scenario", "storm"}, `-scenario: must be all, contention, outage or defaults, got "storm"`},
 		{"format", []string{"-format", "gif"}, `-format: must be png or svg, got "gif"`},
 		{"zero attempts", []string{"-attempts", "0"}, "-attempts: must be at least 1, got 0"},
+		{"refuse none", []string{"-refuse", "0"}, "-refuse: must be in (0, 1], got 0"},
+		{"brownout past the end", []string{"-brownout", "1h"}, "-brownout: must be positive and must end before -duration, got 1h0m0s"},
+		{"brownout refuse above 1", []string{"-brownout-refuse", "2"}, "-brownout-refuse: must be in (0, 1], got 2"},
+		{"zero room", []string{"-room-capacity", "0"}, "-room-capacity: must be in (0, 1e9], got 0"},
 		{"zero cool-down", []string{"-breaker-cooldown", "0s"}, "-breaker-cooldown: must be positive, got 0s"},
 		{"two bad flags", []string{"-runs", "0", "-clients", "0"}, "-clients: must be at least 1, got 0"},
 		{"stray argument", []string{"outage"}, `unexpected argument "outage"`},
@@ -112,7 +117,7 @@ func TestCharts(t *testing.T) {
 			if code := run(args, io.Discard, io.Discard); code != 0 {
 				t.Fatalf("run(%q) = %d, want 0", args, code)
 			}
-			for _, name := range []string{"contention-calls", "contention-time", "outage-load"} {
+			for _, name := range []string{"contention-calls", "contention-time", "outage-load", "defaults-failures", "defaults-brownout"} {
 				fi, err := os.Stat(filepath.Join(dir, name+"."+format))
 				if err != nil || fi.Size() < 1000 {
 					t.Errorf("chart %s.%s: %v, want a drawing", name, format, err)

@@ -11,12 +11,15 @@ import (
 
 // outageConfig sets the outage scenario: M clients send requests at a steady
 // rate to one server, which fails every call for a while, then recovers.
+// With Refuse below 1 the outage is a brownout: the server, overloaded
+// rather than down, refuses that share of the calls and serves the others.
 type outageConfig struct {
 	Clients     int           // M
 	Rate        float64       // requests per second sent by each client
 	Duration    time.Duration // length of the run
 	OutageStart time.Duration // when the server starts failing
 	Outage      time.Duration // how long it fails every call (T)
+	Refuse      float64       // share of the calls it refuses meanwhile (0 or 1: every call)
 	Capacity    float64       // calls per second the server can serve
 	Queue       int           // calls the server lets wait; beyond, it rejects (0: no limit)
 	Timeout     time.Duration // a client gives up on an attempt after this long (0: never)
@@ -32,6 +35,13 @@ func (c outageConfig) offered() float64 { return float64(c.Clients) * c.Rate }
 
 // recovery is when the server stops failing.
 func (c outageConfig) recovery() time.Duration { return c.OutageStart + c.Outage }
+
+// refuses reports whether the server, during the outage, refuses a call:
+// always in a full outage; in a brownout, with the chance Refuse, drawn
+// only then so that full outages draw what they always drew.
+func (c outageConfig) refuses(r *rand.Rand) bool {
+	return c.Refuse <= 0 || c.Refuse >= 1 || r.Float64() < c.Refuse
+}
 
 // outageResult is what one run of the outage scenario measured.
 type outageResult struct {
@@ -70,6 +80,7 @@ type outageRequest struct {
 	start    time.Duration // when the request began
 	deadline time.Duration // when the client gives up on the current call
 	ok       bool          // the current call succeeded
+	calls    uint64        // calls made so far, the current one included
 }
 
 // errServer is the error of a failed call, as the client's policy sees it.
@@ -84,6 +95,10 @@ var errRunOver = errors.New("sim: run over")
 // once. A client times out a call that takes too long, though the server
 // still does the work. With cfg.Transient, a call the server serves fails
 // anyway with that chance: the failures every service has now and then.
+// Whether it does is decided by the request and the call's number within
+// it, drawn from a source of their own: two policies run with the same
+// seed meet the same failures, so that one that makes fewer retries makes
+// fewer calls, not other ones.
 //
 // Each request runs the client's policy (the library's Retry, budget and
 // breaker) in a task of its own; the call it guards yields to the loop,
@@ -93,7 +108,13 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 		e         engine
 		busyUntil time.Duration // when the server will have served every call it took
 		reqs      []outageRequest
+		salt      uint64 // of the transient failures
 	)
+	if cfg.Transient > 0 {
+		// Drawn only when asked for, so that runs without transient
+		// failures draw what they always drew.
+		salt = r.Uint64()
+	}
 	s := newScheduler()
 	vc := virtualClock{e: &e, s: s}
 	nb := int((cfg.Duration + cfg.Bucket - 1) / cfg.Bucket)
@@ -135,6 +156,7 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			if cfg.Timeout > 0 {
 				q.deadline = e.now + cfg.Timeout
 			}
+			q.calls++
 			e.after(delay(), evServer, id)
 		case yieldDone:
 			q.task = nil
@@ -172,14 +194,12 @@ func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
 			reply := e.now + delay()
 			q.ok = false
 			switch {
-			case e.now >= cfg.OutageStart && e.now < cfg.recovery():
+			case e.now >= cfg.OutageStart && e.now < cfg.recovery() && cfg.refuses(r):
 			case cfg.Queue > 0 && busyUntil-e.now > maxWait:
 			default:
 				busyUntil = max(busyUntil, e.now) + service
 				reply += busyUntil - e.now
-				// Drawn only when asked for, so that runs without
-				// transient failures draw what they always drew.
-				q.ok = cfg.Transient == 0 || r.Float64() >= cfg.Transient
+				q.ok = cfg.Transient == 0 || unit(mix(mix(salt^uint64(id))^q.calls)) >= cfg.Transient
 			}
 			if cfg.Timeout > 0 && reply > q.deadline {
 				reply, q.ok = q.deadline, false

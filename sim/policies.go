@@ -34,8 +34,9 @@ type outagePolicy struct {
 
 // outagePolicies returns the policies of the outage scenario: four that
 // each add one thing to the one before it (after plain retries, with no
-// budget or throttle), and the library's default Retry. They are the
-// library's Retry, RetryBudget and Breaker, composed as a user would.
+// budget or throttle), and the library's default Retry, with the retry
+// quota it keeps by default and with gRPC's throttle in its place. They are
+// the library's Retry, RetryBudget and Breaker, composed as a user would.
 func outagePolicies(p policyParams) []outagePolicy {
 	fixed := resilience.Constant(p.FixedWait)
 	jittered := resilience.FullJitter(resilience.Cap(resilience.Exponential(p.Base, 2), p.Cap))
@@ -75,21 +76,30 @@ func outagePolicies(p policyParams) []outagePolicy {
 		{defaultPolicy, func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
 			return defaultRetry(c, r)
 		}},
+		{throttlePolicy, func(c clock.Clock, r *rand.Rand, _ func(resilience.Guard) resilience.Guard) resilience.Policy[struct{}] {
+			return defaultRetry(c, r, resilience.WithBudget(resilience.NewRetryThrottle(10, 0.2)))
+		}},
 	}
 }
 
 // defaultPolicy names the library's Retry with no options of the
-// simulation's flags.
-const defaultPolicy = "default Retry()"
+// simulation's flags; throttlePolicy names it with gRPC's throttle (10
+// tokens, 0.2 a success) in place of its own retry quota, the default the
+// quota replaced.
+const (
+	defaultPolicy  = "default Retry()"
+	throttlePolicy = "Retry() + throttle"
+)
 
 // defaultRetry is resilience.Retry() as a program gets it, and its
-// throttle, on the virtual clock. Only the jitter's randomness is the
-// run's, so that the run is reproducible: the backoff is the default one
-// (full jitter over 100ms doubling, capped at 10s; see Retry's doc) with
-// its draws from r.
-func defaultRetry(c clock.Clock, r *rand.Rand) resilience.Policy[struct{}] {
+// retry quota, on the virtual clock, with more options if given. Only the
+// jitter's randomness is the run's, so that the run is reproducible: the
+// backoff is the default one (full jitter over 100ms doubling, capped at
+// 10s; see Retry's doc) with its draws from r.
+func defaultRetry(c clock.Clock, r *rand.Rand, more ...resilience.RetryOption) resilience.Policy[struct{}] {
 	b := resilience.FullJitter(resilience.Cap(resilience.Exponential(100*time.Millisecond, 2), 10*time.Second))
-	return resilience.Retry[struct{}](resilience.WithClock(c), resilience.WithBackoff(resilience.UseRand(b, r)))
+	opts := append([]resilience.RetryOption{resilience.WithClock(c), resilience.WithBackoff(resilience.UseRand(b, r))}, more...)
+	return resilience.Retry[struct{}](opts...)
 }
 
 // countingGuard passes calls to a guard and counts the calls it refuses.

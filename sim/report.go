@@ -52,7 +52,7 @@ func (o *options) contentionConfig() contentionConfig {
 func (o *options) outageConfig() outageConfig {
 	return outageConfig{
 		Clients: o.clients, Rate: o.rate, Duration: o.duration,
-		OutageStart: o.outageStart, Outage: o.outage,
+		OutageStart: o.outageStart, Outage: o.outage, Refuse: o.refuse,
 		Capacity: o.capacity, Queue: o.queue, Timeout: o.timeout, Transient: o.transient,
 		NetMean: o.netMean, NetSD: o.netSD, Bucket: o.bucket, Tolerance: o.tolerance,
 	}
@@ -140,14 +140,20 @@ func simulate(o *options, w io.Writer) error {
 			return err
 		}
 		if o.charts != "" {
-			if err := drawOutage(o.charts, o.format, cfg, results); err != nil {
+			if err := drawOutage(o.charts, "outage-load", o.format, cfg, results); err != nil {
 				return err
 			}
 		}
 	}
 	if o.scenario == "all" || o.scenario == "defaults" {
-		if err := writeDefaultsTable(w, o, runDefaults(o)); err != nil {
+		results := runDefaults(o)
+		if err := writeDefaultsTable(w, o, results); err != nil {
 			return err
+		}
+		if o.charts != "" {
+			if err := drawDefaults(o.charts, o.format, o, results); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -193,8 +199,12 @@ func writeContentionTables(w io.Writer, o *options, t contentionTable) error {
 
 func writeOutageTable(w io.Writer, o *options, cfg outageConfig, results []outageResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "Outage: %d clients × %g req/s = %g req/s offered; server capacity %g calls/s, queue %d; fails every call from %v to %v; attempt timeout %v; %d attempts; seed %d.\n",
-		cfg.Clients, cfg.Rate, cfg.offered(), cfg.Capacity, cfg.Queue, cfg.OutageStart, cfg.recovery(), cfg.Timeout, o.attempts, o.seed)
+	fails := "fails every call"
+	if cfg.Refuse > 0 && cfg.Refuse < 1 {
+		fails = fmt.Sprintf("refuses %g%% of the calls", 100*cfg.Refuse)
+	}
+	fmt.Fprintf(tw, "Outage: %d clients × %g req/s = %g req/s offered; server capacity %g calls/s, queue %d; %s from %v to %v; attempt timeout %v; %d attempts; seed %d.\n",
+		cfg.Clients, cfg.Rate, cfg.offered(), cfg.Capacity, cfg.Queue, fails, cfg.OutageStart, cfg.recovery(), cfg.Timeout, o.attempts, o.seed)
 	if cfg.Transient > 0 {
 		fmt.Fprintf(tw, "Transient failures: %g%% of the calls the server serves fail anyway.\n", 100*cfg.Transient)
 	}
@@ -213,7 +223,7 @@ func writeOutageTable(w io.Writer, o *options, cfg outageConfig, results []outag
 	}
 	fmt.Fprint(tw, "\npeak load: the busiest bucket's calls over the offered load. drain: from recovery until the load stays\n")
 	fmt.Fprintf(tw, "within %.0f%% of the offered load with no failed attempt (\">\": never within the run).\n", 100*cfg.Tolerance)
-	if cfg.Outage > 0 {
+	if cfg.Outage > 0 && (cfg.Refuse <= 0 || cfg.Refuse >= 1) {
 		fmt.Fprintf(tw, "requests failed: the outage is %v of the %v run, so about %.0f%% of requests arrive while every call fails;\n",
 			cfg.Outage, cfg.Duration, 100*cfg.Outage.Seconds()/cfg.Duration.Seconds())
 		fmt.Fprint(tw, "they fail unless a retry of theirs lands after recovery, whatever the policy: the floor under that column.\n")

@@ -56,15 +56,20 @@ func onRetry(f func(attempt int, err error, wait time.Duration)) resilience.Obse
 // that the tour prints the same story every run, and indented, as the
 // details of the call printed after them.
 func newLogs(w io.Writer) resilience.Option {
+	logObserver = resilience.NewSlogObserver(newLogger(w, slog.LevelInfo))
+	return resilience.WithObserver(logObserver)
+}
+
+// newLogger returns a logger that writes to w at level and above, as
+// newLogs's does.
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	noTime := func(groups []string, a slog.Attr) slog.Attr {
 		if a.Key == slog.TimeKey && len(groups) == 0 {
 			return slog.Attr{}
 		}
 		return a
 	}
-	logger := slog.New(slog.NewTextHandler(indented{w}, &slog.HandlerOptions{ReplaceAttr: noTime}))
-	logObserver = resilience.NewSlogObserver(logger)
-	return resilience.WithObserver(logObserver)
+	return slog.New(slog.NewTextHandler(indented{w}, &slog.HandlerOptions{Level: level, ReplaceAttr: noTime}))
 }
 
 // indented writes each record of a slog handler, which writes one line at
