@@ -440,3 +440,77 @@ func BenchmarkHedgeFast(b *testing.B) {
 		})
 	}
 }
+
+// TestHedgeDelayHolds: a Hedge starts no hedge before its delay, and
+// starts one at the delay, not later.
+func TestHedgeDelayHolds(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		first     time.Duration // how long the first attempt takes
+		wantCalls int32
+	}{
+		{"answer just before the delay", 99 * time.Millisecond, 1},
+		{"answer after the delay", 101 * time.Millisecond, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var calls atomic.Int32
+				var hedgedAt atomic.Int64
+				start := time.Now()
+				p := resilience.Hedge[int](resilience.WithHedgeDelay(100 * time.Millisecond))
+				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+					if calls.Add(1) == 1 {
+						time.Sleep(tc.first)
+						return 1, nil
+					}
+					hedgedAt.Store(int64(time.Since(start)))
+					<-ctx.Done()
+					return 0, ctx.Err()
+				})
+				require.NoError(t, err)
+				synctest.Wait()
+				assert.Equal(t, tc.wantCalls, calls.Load())
+				if tc.wantCalls == 2 {
+					assert.Equal(t, int64(100*time.Millisecond), hedgedAt.Load(), "the hedge starts at the delay")
+				}
+			})
+		})
+	}
+}
+
+// TestHedgeDelayLearns: a Hedge's default delay follows the attempts'
+// latencies: after calls that take 10ms, a slow call is hedged about 10ms
+// in, not at the 1s ceiling used before any latency is known.
+func TestHedgeDelayLearns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var waits []time.Duration
+		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			if e.Kind == resilience.EventHedge {
+				waits = append(waits, e.Wait)
+			}
+		})
+		p := resilience.Hedge[int](resilience.WithObserver(obs))
+		slow := func(ctx context.Context) (int, error) {
+			select {
+			case <-time.After(2 * time.Second):
+				return 1, nil
+			case <-ctx.Done():
+				return 0, ctx.Err()
+			}
+		}
+		_, _ = p.Execute(context.Background(), slow)
+		require.Equal(t, []time.Duration{time.Second}, waits, "the ceiling, before any latency is known")
+		for range 200 {
+			_, _ = p.Execute(context.Background(), func(context.Context) (int, error) {
+				time.Sleep(10 * time.Millisecond)
+				return 1, nil
+			})
+		}
+		waits = nil
+		_, _ = p.Execute(context.Background(), slow)
+		require.Len(t, waits, 1)
+		assert.GreaterOrEqual(t, waits[0], 10*time.Millisecond)
+		assert.LessOrEqual(t, waits[0], 13*time.Millisecond, "the 95th percentile of 10ms latencies, to a bucket's width")
+		synctest.Wait()
+	})
+}

@@ -203,3 +203,54 @@ func TestKeyedRateLimiterWait(t *testing.T) {
 		assert.True(t, l.Allow("alice"))
 	})
 }
+
+// TestKeyedGuardWaits: the keyed guard with WithRateLimitWait admits a
+// call once its wait is over, and refuses, without calling fn, a call
+// whose wait would be too long or whose caller leaves during it.
+func TestKeyedGuardWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := resilience.NewKeyedRateLimiter[string](10, 1, resilience.WithRateLimitWait(120*time.Millisecond))
+		p := resilience.Guarded[int](l.Guard(func(context.Context) string { return "alice" }))
+		calls := 0
+		fn := func(context.Context) (int, error) { calls++; return 1, nil }
+		start := time.Now()
+
+		_, err := p.Execute(context.Background(), fn)
+		require.NoError(t, err, "the burst")
+		_, err = p.Execute(context.Background(), fn)
+		require.NoError(t, err, "a wait of 100ms")
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "admitted once its token came")
+
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		_, err = p.Execute(ctx, fn)
+		require.ErrorIs(t, err, context.DeadlineExceeded, "the caller left during the wait")
+		assert.Equal(t, 2, calls, "fn is not called for a call whose wait failed")
+
+		_, err = resilience.Guarded[int](l.Guard(func(context.Context) string { return "alice" })).Execute(context.Background(),
+			func(context.Context) (int, error) { calls++; return 1, nil })
+		require.NoError(t, err, "the token booked by the caller that left came back")
+
+		l2 := resilience.NewKeyedRateLimiter[string](1, 1, resilience.WithRateLimitWait(150*time.Millisecond))
+		p2 := resilience.Guarded[int](l2.Guard(func(context.Context) string { return "bob" }))
+		_, _ = p2.Execute(context.Background(), fn)
+		_, err = p2.Execute(context.Background(), fn)
+		require.ErrorIs(t, err, resilience.ErrRateLimited, "a wait of 1s is more than 150ms")
+		assert.Equal(t, 4, calls)
+	})
+}
+
+// TestKeyedRateLimiterRateZero: at a rate of 0 each key has its burst and
+// no more, ever; keys do not share it.
+func TestKeyedRateLimiterRateZero(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewKeyedRateLimiter[string](0, 2, resilience.WithClock(clk))
+	assert.True(t, l.Allow("a"))
+	assert.True(t, l.Allow("a"))
+	assert.False(t, l.Allow("a"))
+	clk.Add(24 * time.Hour)
+	assert.False(t, l.Allow("a"), "time brings no token at a rate of 0")
+	assert.True(t, l.AllowN("b", 2), "another key has a burst of its own")
+	assert.False(t, l.Allow("b"))
+	assert.Zero(t, l.Tokens("a"))
+}

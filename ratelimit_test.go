@@ -1021,3 +1021,58 @@ func TestRateLimiterWaitersNeverExceedTheRate(t *testing.T) {
 		assert.Equal(t, time.Duration(tokens-burst)*interval, time.Since(start), "waiters are served back to back, no slot lost")
 	})
 }
+
+// TestReservationCancelLate: a reservation cancelled after its tokens'
+// time has passed gives nothing back: the caller is taken to have used
+// them.
+func TestReservationCancelLate(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewRateLimiter(1, 1, resilience.WithClock(clk))
+	require.True(t, l.Reserve().OK(), "the burst")
+	r := l.Reserve() // its token comes in 1s
+	require.True(t, r.OK())
+	clk.Add(1500 * time.Millisecond)
+	r.Cancel()
+	assert.Equal(t, 0.5, l.Tokens(), "nothing given back")
+	assert.False(t, l.Allow())
+
+	early := l.Reserve() // its token comes in 0.5s
+	early.Cancel()
+	assert.Equal(t, 0.5, l.Tokens(), "an early cancel gives its token back")
+}
+
+// TestRateLimiterConcurrentAllowN: callers that race for a bucket that
+// never refills get exactly its burst between them: a compare-and-swap
+// lost to another caller is tried again, not taken for a refusal.
+func TestRateLimiterConcurrentAllowN(t *testing.T) {
+	const burst = 200_000
+	for _, tc := range []struct {
+		name  string
+		allow func() bool
+	}{
+		{"RateLimiter", func() func() bool { l := resilience.NewRateLimiter(0, burst); return func() bool { return l.AllowN(1) } }()},
+		{"KeyedRateLimiter", func() func() bool {
+			l := resilience.NewKeyedRateLimiter[int](0, burst)
+			return func() bool { return l.AllowN(7, 1) }
+		}()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var admitted atomic.Int64
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for range 8 {
+				wg.Go(func() {
+					<-start
+					for range burst / 6 {
+						if tc.allow() {
+							admitted.Add(1)
+						}
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			assert.Equal(t, int64(burst), admitted.Load())
+		})
+	}
+}
