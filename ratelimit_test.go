@@ -1050,7 +1050,10 @@ func TestRateLimiterConcurrentAllowN(t *testing.T) {
 		name  string
 		allow func() bool
 	}{
-		{"RateLimiter", func() func() bool { l := resilience.NewRateLimiter(0, burst); return func() bool { return l.AllowN(1) } }()},
+		{"RateLimiter", func() func() bool {
+			l := resilience.NewRateLimiter(0, burst)
+			return func() bool { return l.AllowN(1) }
+		}()},
 		{"KeyedRateLimiter", func() func() bool {
 			l := resilience.NewKeyedRateLimiter[int](0, burst)
 			return func() bool { return l.AllowN(7, 1) }
