@@ -14,7 +14,7 @@ import (
 //
 // The strategies of this package never return a negative wait and never
 // overflow: for any n they saturate at their cap or at the largest
-// time.Duration. Their Delay costs a few nanoseconds and allocates nothing.
+// time.Duration.
 type Backoff interface {
 	// Delay is the wait before retry n (n >= 1), given the wait before the
 	// previous retry (0 before the first). ok is false when no further retry

@@ -10,41 +10,21 @@ import (
 	"github.com/faf87a20/resilience/internal/sat"
 )
 
-// KubernetesBackoff reproduces Kubernetes' wait.Backoff and the waits its
-// Step method returns, one per retry, to the nanosecond:
+// KubernetesBackoff reproduces, to the nanosecond, the waits that
+// Kubernetes' wait.Backoff's Step returns, one per retry: while Steps last,
+// each wait is Duration, which then grows by Factor (truncated to whole
+// nanoseconds; a Factor of 0 keeps it) and, once past Cap (if Cap > 0),
+// becomes Cap and ends the steps; once they are spent every wait is the last
+// Duration ({1s, ×2, Steps 3}: 1s, 2s, 4s, 8s, 8s, …). Jitter > 0 adds a
+// uniform [0, Jitter·d) on top, which may pass Cap: wrap it in [Cap] for a
+// hard bound. Unlike Kubernetes, a Jitter of 0 means none, and a product
+// past the largest Duration saturates there rather than turning negative.
 //
-//   - while Steps last, each Step returns Duration and then multiplies it by
-//     Factor, truncating the product to whole nanoseconds at every step as
-//     Kubernetes does (so {10ms, ×1.5} waits 576.650389ms before retry 11,
-//     and {3ns, ×1.1} waits 3ns for ever); a Factor of 0 keeps Duration as
-//     it is;
-//   - when the grown Duration passes Cap (if Cap > 0) it becomes Cap and the
-//     steps end at once;
-//   - once the steps are spent, every Step returns the last Duration: with
-//     {1s, ×2, Steps 10, Cap 5s} the waits are 1s, 2s, 4s, 5s, 5s, …, and
-//     with {1s, ×2, Steps 3} they are 1s, 2s, 4s, 8s, 8s, …;
-//   - Jitter > 0 adds a uniform time in [0, Jitter·d) on top (upward, as
-//     wait.Jitter does), so like the original a jittered wait may pass Cap;
-//     wrap it in [Cap] for a hard bound.
-//
-// Two things differ from Kubernetes, both where it has no sensible answer:
-// a Jitter of 0 means no jitter (Kubernetes' wait.Jitter treats a factor of
-// 0 as 1), and a product past the largest Duration saturates there (where
-// Kubernetes' float-to-integer conversion gives a negative wait), as no
-// wait here ever overflows.
-//
-// The zero value waits 0 every time. Steps < 1 means Duration is never
-// grown; Cap <= 0 means no cap. It never stops retrying; combine it with
-// [MaxRetries] for that. It is a plain value, safe for concurrent use.
-//
-// Delay panics if Duration is negative, or Factor or Jitter is negative,
-// NaN or infinite; every constructor and decorator of this package that
-// takes a Backoff refuses such a value when it is given.
-//
-// The waits of the first 64 retries are computed once per set of Duration,
-// Factor, Steps and Cap and kept in a small cache shared by the package, so
-// Delay is a lookup; beyond them it steps on from the 64th, only until the
-// duration stops changing.
+// The zero value waits 0 every time; Steps < 1 never grows Duration; a Cap
+// of 0 or less means no cap. It never stops retrying: combine it with
+// [MaxRetries]. It is a plain value, safe for concurrent use. Delay panics
+// if Duration is negative, or Factor or Jitter is negative, NaN or infinite;
+// every constructor and decorator that takes a Backoff refuses such a value.
 type KubernetesBackoff struct {
 	Duration time.Duration
 	Factor   float64

@@ -8,31 +8,19 @@ import (
 
 // Batcher turns many single calls into batch calls: each Do hands over one
 // item and gets its own result, while fn is called once per batch with the
-// items of many callers. A batch is sent when it holds MaxSize items, or
-// when its first item has waited MaxWait; with MaxWait 0 it is sent at
-// once, and items gather only while every batch slot is busy.
+// items of many callers. A batch is sent when it holds [WithBatchMaxSize]
+// items or its first item has waited [WithBatchMaxWait]; with a wait of 0 it
+// is sent at once, and items gather only while every batch slot is busy. At
+// most [WithBatchMaxConcurrent] batches run at once and [WithBatchMaxQueued]
+// more wait; callers beyond that wait for room.
 //
-// At most MaxConcurrent batches run at once; full batches beyond that wait
-// their turn, at most MaxQueued of them, and callers beyond that wait for
-// room, which they get as soon as a batch is sent or emptied. A caller
-// whose context ends stops waiting and gets the context's error; if its
-// item has not been sent, it leaves its batch, and the other callers are
-// not hurt. The batch runs with a context of the batcher's own, never a
-// caller's, so one caller cancelling fails no one else.
-//
-// fn may fail single items by returning [ItemErrors], or the whole batch
-// with any other error. A panic in fn, or a runtime.Goexit, becomes a
-// *[PanicError] for each caller of that batch, and the batcher goes on
-// working. Close sends what is pending and waits for the batches to
-// finish: every item accepted is answered exactly once.
-//
-// With an observer ([WithObserver]) a Batcher reports each batch call as an
-// [EventBatchSent] (component "batcher", or "loader" for a [Loader]), and
-// each Do as an [EventCallEnded] if the observer asks for outcomes.
-//
-// No goroutine runs while the batcher is idle: batches run in goroutines
-// of their own and waits are timers. A Batcher is safe for concurrent use.
-// The zero Batcher is not usable (its Do panics): use [NewBatcher].
+// A caller whose context ends gets the context's error and leaves its batch
+// if not yet sent. A batch runs with a context of the batcher's own, never a
+// caller's. fn may fail single items with [ItemErrors]; a panic in fn is a
+// *[PanicError] to each of its callers. Close sends what is pending and
+// waits: every item accepted is answered exactly once. Its observer gets
+// [EventBatchSent] and [EventCallEnded]. A Batcher is safe for concurrent
+// use; the zero Batcher's Do panics: use [NewBatcher].
 type Batcher[In, Out any] struct {
 	fn        func(ctx context.Context, batch []In) ([]Out, error)
 	cfg       batchConfig

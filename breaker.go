@@ -10,36 +10,21 @@ import (
 	"github.com/faf87a20/resilience/internal/window"
 )
 
-// Breaker is a circuit breaker: after too many failures it opens and
-// refuses calls at once with [ErrBreakerOpen], sparing both the caller and
-// the struggling service; after a cool-down it lets a few probe calls
-// through (half-open) and closes again when they succeed. It is a [Guard]:
-// one breaker per service, shared by calls of any result type through
-// [Guarded].
+// Breaker is a circuit breaker: after too many failures it opens and refuses
+// calls at once with a *[BreakerOpenError] matching [ErrBreakerOpen]; after
+// a cool-down it lets probe calls through (half-open) and closes again when
+// they succeed. It is a [Guard]: one breaker per service, shared by calls of
+// any result type through [Guarded].
 //
 // By default it opens after 5 consecutive failures, stays open 30s, then
-// admits one probe, and one successful probe closes it. Options add
-// failure-rate windows (count- or time-based), go-resiliency's rule of
-// failures without an error-free period, slow calls counted as failures, a
-// cool-down that grows on repeated trips, more probes, and a predicate for
-// what counts as a failure (by default any error but context.Canceled,
-// which counts neither way).
+// admits one probe, and one successful probe closes it; options add failure
+// rates, slow calls, a growing cool-down and more probes. Every error counts
+// as a failure but context.Canceled, which counts neither way
+// ([WithBreakerFailureIf]), and so does a panic, which frees its probe too.
 //
-// Outcomes of calls admitted before a state change are ignored. A panic in
-// a guarded call counts as a failure and frees its probe. A success in the
-// closed state takes no lock, reads no clock and allocates nothing, with
-// or without a count-based failure window (a time-based window or
-// slow-call detection reads the clock; a time-based window takes the
-// lock). A refusal allocates nothing either.
-//
-// With [WithObserver] the breaker reports an [EventStateChange] for every
-// change of state, an [EventRefused] for every refusal (with its retry
-// hint) and, for an [OutcomeObserver] that asks, an [EventCallEnded] for
-// every call.
-// Observers and hooks run outside every lock.
-//
-// A Breaker is safe for concurrent use. Its zero value is not usable: make
-// one with [NewBreaker].
+// Outcomes of calls admitted before a state change are ignored. Its observer
+// gets [EventStateChange], [EventRefused] and [EventCallEnded]. A Breaker is
+// safe for concurrent use; the zero value is not usable: use [NewBreaker].
 type Breaker struct {
 	cfg   breakerConfig
 	timed bool      // tickets carry the call's start
@@ -160,10 +145,8 @@ func (b *Breaker) publish(from BreakerState) {
 }
 
 // Enter admits a call or refuses it with an error matching ErrBreakerOpen.
-// The done function must be called exactly once with the call's outcome.
-// In the closed state of a breaker with no observer it is shared by calls
-// and costs no allocation; with an observer it is the call's own (one
-// allocation), so that the events it causes carry ctx.
+// The done function must be called exactly once with the call's outcome;
+// the events it causes carry ctx.
 func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
 	t, err := b.enter(ctx)
 	if err != nil {

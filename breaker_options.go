@@ -79,8 +79,7 @@ func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
 // WithBreakerFailureRate opens the breaker when, among the outcomes of the
 // last calls calls, the share of failures reaches rate (0.5: half),
 // provided at least minCalls outcomes are counted. It works beside the
-// consecutive-failure threshold: either rule opens the breaker. A success
-// records its outcome without a lock and without reading the clock. It
+// consecutive-failure threshold: either rule opens the breaker. It
 // replaces a [WithBreakerFailureRateWindow] given before it. It panics
 // unless 0 < rate <= 1, 1 <= calls <= 1,000,000 and 1 <= minCalls <=
 // calls.
@@ -101,8 +100,7 @@ func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
 // WithBreakerFailureRateWindow opens the breaker when, among the outcomes
 // of the last span of time (kept in 10 rolling buckets), the share of
 // failures reaches rate, provided at least minCalls outcomes are counted.
-// Every call then takes the breaker's lock and reads the clock. It replaces
-// a [WithBreakerFailureRate] given before it. It panics unless
+// It replaces a [WithBreakerFailureRate] given before it. It panics unless
 // 0 < rate <= 1, minCalls >= 1 and span >= 10ns.
 func WithBreakerFailureRateWindow(rate float64, minCalls int, span time.Duration) BreakerOption {
 	const fn = "WithBreakerFailureRateWindow"

@@ -15,24 +15,14 @@ import (
 // Acquire, TryAcquire and Release directly as a counting semaphore.
 //
 // By default a call that finds every slot taken is refused at once with
-// [ErrBulkheadFull]. [WithBulkheadWait] lets it wait, first come first served,
-// for a bounded time, and [WithBulkheadQueue] bounds how many may wait.
+// [ErrBulkheadFull]. [WithBulkheadWait] lets it wait, first come first
+// served, for a bounded time, and [WithBulkheadQueue] bounds how many may
+// wait.
 //
-// With an observer ([WithObserver]) a Bulkhead reports, with component
-// "bulkhead": an [EventRefused] for each call it refuses (Err is the
-// refusal, Wait 0: there is no retry hint), an [EventWaitStarted] when a
-// call begins to wait for a slot, and an [EventWaitEnded] when the wait
-// ends (Wait is how long it took; Err is nil when the call got a slot, the
-// context's error, or ErrBulkheadFull when the wait ran out, which is a
-// refusal too). A call that succeeds at once reports nothing unless the
-// observer asks for outcomes ([OutcomeObserver]): then each call through
-// Enter or [Guarded] ends with an [EventCallEnded] (Duration from Enter to
-// done, the wait included). Every event carries the call's context.
-// Acquire used directly reports refusals and waits, and no call outcomes;
-// TryAcquire and Release report nothing.
-//
-// Taking and releasing a slot when nobody waits is one atomic operation each
-// and allocates nothing. A Bulkhead is safe for concurrent use. The zero
+// Its observer gets an [EventRefused] for each refusal (a wait that ran out
+// included), [EventWaitStarted] and [EventWaitEnded] around each wait, and
+// [EventCallEnded] for each call through Enter or [Guarded]; TryAcquire and
+// Release report nothing. A Bulkhead is safe for concurrent use. The zero
 // Bulkhead has no slot and refuses every call: use [NewBulkhead].
 type Bulkhead struct {
 	limit int64

@@ -148,8 +148,7 @@ func (b *Bulkhead) handOver() {
 }
 
 // Enter takes a slot as Acquire does. The done function it returns gives the
-// slot back; it must be called exactly once, and costs no allocation unless
-// the observer asks for outcomes.
+// slot back; it must be called exactly once.
 func (b *Bulkhead) Enter(ctx context.Context) (done func(err error), err error) {
 	if b.outcomes {
 		ticket, err := b.enterObserved(ctx)

@@ -11,39 +11,19 @@ import (
 
 // Hedge returns a policy that cuts the tail of a call's latency: when no
 // result has come after a delay, it starts another attempt (a hedge), up to
-// [WithHedgeMax] of them, and the first acceptable result is returned. A
-// success is acceptable, and so is an error not to retry; a retryable error
-// (by default any error, as for [Retry]; see [WithHedgeRetryIf]) lets the
-// other attempts go on, and the call fails with the last error only when
-// every attempt started has failed.
+// [WithHedgeMax] of them, and returns the first success or error not to
+// retry ([WithHedgeRetryIf]); it fails with the last error only when every
+// attempt started has failed. By default the delay is the 95th percentile
+// of the latencies of recent successful attempts, between 1ms and 1s
+// ([WithHedgeQuantile], [WithHedgeDelay]), and hedges draw on a budget of
+// the Hedge's own, 10% of the calls plus one a second ([WithHedgeBudget]).
 //
-// The delay follows the 95th percentile of the latencies of recent
-// successful attempts (the last 1,000 to 2,000), within a floor of 1ms and a
-// ceiling of 1s, and is the ceiling until 32 latencies are known;
-// [WithHedgeQuantile] changes these, and [WithHedgeDelay] fixes the delay
-// (0: every attempt at once). The estimate takes no lock.
-//
-// Hedges draw from a retry budget, so that a slow server is never doubled:
-// by default one of the Hedge's own that lets hedges add 10% to the calls,
-// plus one a second; [WithHedgeBudget] shares one with other policies.
-//
-// The losers' contexts are cancelled the moment a winner is chosen; their
-// results, when they come, go to the [WithDiscard] hook, and nothing is
-// left running once they return. The caller does not wait for them, with
-// one exception: the first attempt runs in the caller's goroutine, so that
-// a call that answers before the delay needs no goroutine, and a first
-// attempt that ignores its context holds the caller until it returns. Put
-// a [Timeout] in its default mode inside the Hedge to bound every attempt:
-//
-//	Compose(Hedge[T](), Timeout[T](d), Guarded[T](breaker))
-//
-// Outside a Retry, a Hedge's attempts are hedged as a whole; inside it,
-// each retry is. Each attempt's context is a context.WithCancel of the
-// caller's. A panic or runtime.Goexit in an attempt follows the package's
-// rule (see the package doc's Panics section): it reaches the caller until
-// the answer is chosen, and is an [EventLatePanic] after.
-//
-// Hedge panics if an option is invalid.
+// The first attempt runs in the caller's goroutine, so one that ignores its
+// context holds the caller: a [Timeout] in its default mode inside the
+// Hedge, Compose(Hedge[T](), Timeout[T](d)), bounds every attempt. The
+// losers' contexts are cancelled once a winner is chosen, their results go
+// to the [WithDiscard] hook, and nothing is left running once they return.
+// Panics follow the package's rule; Hedge panics if an option is invalid.
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
 	for _, o := range opts {
@@ -130,9 +110,11 @@ func WithHedgeMax(n int) HedgeOption {
 
 // WithHedgeBudget makes a [Hedge]'s hedges draw on b, shared with other
 // policies (a [Retry]'s retries, say): each call deposits, each hedge
-// withdraws, and a hedge the budget refuses is not started. By default a
-// Hedge has a budget of its own: 10% of its calls, plus one a second. It
-// panics if b is nil.
+// withdraws, and a hedge the budget refuses is not started. A quota
+// ([NewRetryQuota]) takes a retry's cost for each hedge and gives nothing
+// back, so only the successes of the Retry policies sharing it refill it.
+// By default a Hedge has a budget of its own: 10% of its calls, plus one a
+// second. It panics if b is nil.
 func WithHedgeBudget(b *RetryBudget) HedgeOption {
 	if b == nil {
 		panic("resilience: WithHedgeBudget: budget is nil")

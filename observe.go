@@ -6,36 +6,21 @@ import (
 	"time"
 )
 
-// Observer receives what the policies, guards and batchers it is given to
-// do: retries, give-ups, timeouts, refusals, breaker state changes, batches
-// sent. Give one to any constructor with [WithObserver], and label the
-// component with [WithName].
+// Observer receives, as [Event] values, what the policies, guards and
+// batchers it is given to do: retries, give-ups, timeouts, refusals, breaker
+// state changes, batches sent. Give one to any constructor with
+// [WithObserver], and label the component with [WithName]. An Observer must
+// be safe for concurrent use and ignore kinds it does not know.
 //
-// Observe is called synchronously, in the goroutine of the call the event
-// belongs to, outside every lock the package holds: a slow observer delays
-// only that call, and an observer may call the component's methods. It must
-// be safe for concurrent use. Events carry the context of the call they
-// belong to (for a breaker's state change, the call that caused it; for a
-// change made by a method such as Trip, and for a batch, which belongs to
-// no caller, a context of the component's own).
-//
-// A panic in Observe goes up through the call that emitted the event, like
-// a panic in fn; the component's own state is already consistent when
-// Observe runs. Some events are emitted in a goroutine that no caller waits
-// on: those of a call nobody waits for any more ([EventLatePanic], the
-// [EventDiscarded] of an abandoned [Timeout] or of a losing hedge), a
-// [Hedge]'s [EventHedge] and budget refusals when its timer starts a
-// hedge, and a [Batcher]'s [EventBatchSent]. A panic in Observe there is
-// recovered and dropped, for it has no call to go up through and would
-// otherwise end the program; the component goes on as if Observe had
-// returned.
-//
-// Events are values: receiving one allocates nothing. An observer must
-// ignore kinds it does not know, for new policies add new kinds.
-//
-// [SlogObserver] logs events through log/slog; the module
-// github.com/faf87a20/resilience/resilienceotel records them as
-// OpenTelemetry metrics and span events.
+// Observe is called synchronously, outside every lock the package holds, in
+// the goroutine of the call the event belongs to and with its context (a
+// batch, or a change made by a method such as Trip, has a context of the
+// component's own): a slow observer delays only that call, and may call the
+// component's methods. A panic in Observe goes up through that call, like a
+// panic in fn. Events no caller waits for ([EventLatePanic], the
+// [EventDiscarded] of an abandoned call, those of a [Hedge]'s timer and a
+// [Batcher]'s [EventBatchSent]) come in a goroutine of their own, where a
+// panic in Observe is recovered and dropped.
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
@@ -48,8 +33,7 @@ func (f ObserverFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
 
 // OutcomeObserver is an [Observer] that also wants an [EventCallEnded] for
 // every call, successful ones included, for metrics of calls by outcome.
-// Without it a call that succeeds emits nothing, and costs nothing more
-// than it would unobserved.
+// Without it a call that succeeds emits nothing.
 type OutcomeObserver interface {
 	Observer
 	// ObserveOutcomes reports whether the observer wants EventCallEnded. It

@@ -6,50 +6,34 @@ import (
 )
 
 // SlogObserver is an [Observer] that logs each event through a
-// [*slog.Logger], at a level that depends on the event's kind:
+// [*slog.Logger]: the message is the kind's name ("retry", "give-up"), the
+// attributes are the fields the kind sets (component, name, attempt, error,
+// reason, wait, retry_after, timeout, duration, size, from, to, panic,
+// stack). [NewSlogObserver] makes one that logs at a level by kind:
 //
 //	Error  late-panic
 //	Warn   give-up, state-change, exhausted
-//	Info   retry, timeout, fallback, replenished
+//	Info   retry, timeout, fallback, replenished, and kinds it does not know
 //	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded, hedge
 //
-// A retry or a fallback's answer is news (Info); a give-up, a breaker
-// that changes state or a retry budget that runs out needs someone's
-// attention (Warn). A hedge is Debug: a Hedge starts one for the slowest
-// calls by design. Refusals are Debug because they come in floods: an
-// open breaker refuses every call, and the state change that opened it was
-// already logged at Warn. For the same reason a give-up whose reason is
-// [ErrRetryBudgetExhausted] logs at the level of refused: the budget's
-// running out was logged once, at Warn ("exhausted"), and its allowing
-// retries again once, at Info ("replenished"), rather than once a call. A
-// late panic, which no caller sees, is an Error. A kind this version does
-// not know logs at Info.
-// [WithSlogLevel] changes the level of a kind, and is the only way to log
-// [EventCallEnded]: without it the observer does not ask for outcomes, and a
-// call that succeeds logs nothing and costs nothing.
-//
-// The message is the kind's name ("retry", "give-up"); the attributes are the
-// event's fields that the kind sets: component, name (when given), attempt,
-// error, reason, wait (before a retry or a hedge, or spent waiting for a
-// guard),
-// retry_after (a refusal's hint), timeout, duration, size, from and to (a
-// breaker's states), panic and stack (a late panic).
-//
-// Each event first asks the logger's handler whether its level is enabled,
-// and does nothing more when it is not: a disabled event costs one call to
-// the handler's Enabled and allocates nothing. An enabled event allocates
-// nothing of its own either; the handler may.
-//
-// A SlogObserver is safe for concurrent use. The zero SlogObserver logs
-// every event at Info through slog.Default(); [NewSlogObserver] gives the
-// levels above.
+// A give-up for [ErrRetryBudgetExhausted] logs at the level of refused: the
+// budget logs its running out once. [WithSlogLevel] changes a kind's level,
+// and is the only way to log [EventCallEnded]. A SlogObserver is safe for
+// concurrent use; its zero value logs every event at Info to slog.Default().
 type SlogObserver struct {
 	logger   *slog.Logger // nil: slog.Default() at each event
 	levels   [len(eventKindNames)]slog.Level
 	outcomes bool
 }
 
-// defaultSlogLevels are the levels of the kinds a SlogObserver knows.
+// defaultSlogLevels are the levels of the kinds a SlogObserver knows. A
+// retry or a fallback's answer is news (Info); a give-up, a breaker that
+// changes state or a budget that runs out needs someone's attention (Warn);
+// a late panic, which no caller sees, is an Error. Hedges are Debug, for a
+// Hedge starts them for the slowest calls by design, and so are refusals,
+// for they come in floods: an open breaker refuses every call, and the
+// change that opened it was logged at Warn. A give-up for want of budget
+// logs at refused's level for the same reason (see Observe).
 var defaultSlogLevels = [len(eventKindNames)]slog.Level{
 	EventAttemptFailed: slog.LevelDebug,
 	EventRetry:         slog.LevelInfo,

@@ -15,9 +15,7 @@ type Policy[T any] interface {
 }
 
 // PolicyFunc adapts an ordinary function to a [Policy], as http.HandlerFunc
-// does for handlers. Inside a [Compose], each PolicyFunc layer costs one small
-// allocation per call (the closure that stands for the rest of the chain);
-// the package's own policies cost none.
+// does for handlers.
 type PolicyFunc[T any] func(ctx context.Context, fn Func[T]) (T, error)
 
 // Execute calls f(ctx, fn). It panics if fn is nil, as [Do] does.

@@ -17,49 +17,21 @@ import (
 // less than a nanosecond, is unlimited too.
 const RateUnlimited = math.MaxFloat64
 
-// RateLimiter lets calls through at a steady rate with room for bursts: a
-// token bucket that holds at most burst tokens, starts full and refills at
-// rate tokens a second. A call takes one token (AllowN, WaitN and ReserveN
-// take n); it is admitted when the tokens are there. So burst calls may go
-// through at once, and over any stretch of time t no more than rate·t +
-// burst tokens are taken. These are the semantics of
-// golang.org/x/time/rate's Limiter.
+// RateLimiter lets calls through at a steady rate with room for bursts, as
+// golang.org/x/time/rate's Limiter does: a token bucket that holds at most
+// burst tokens, starts full and refills at rate tokens a second (one every
+// 1/rate, rounded to the nanosecond: see [RateLimiter.Rate]). A call takes
+// one token; AllowN, WaitN and ReserveN take n. A rate of 0 never refills;
+// a burst of 0 admits nothing but at [RateUnlimited], which admits all.
 //
-// It is a [Guard]: wrap it with [Guarded] to limit the calls of a policy. As
-// a guard it refuses at once, with an error matching [ErrRateLimited] that
-// says how long until a token is there (see [RateLimitError]), unless
-// [WithRateLimitWait] lets a call wait. Used directly, Allow decides at
-// once, Wait waits with a context, Reserve books tokens that Cancel gives
-// back, and Tokens tells how many are left.
-//
-// Special cases: a rate of 0 never refills, so the first burst tokens are
-// all there ever are; a burst of 0 admits nothing (at any rate but
-// [RateUnlimited]); RateUnlimited admits everything. Tokens booked ahead
-// (ReserveN, WaitN) may come at most 2^60 ns, about 36 years, from now: a
-// booking further ahead, which only bookings far beyond the rate bring
-// about, is refused (see [RateLimitError]), never counted in a time that
-// would overflow.
-//
-// Time is counted in whole nanoseconds: the interval between two tokens,
-// 1/rate, is rounded to the nearest nanosecond (3 a second is one token
-// every 333,333,333 ns), and the arithmetic is exact from then on, so no
-// error builds up however long the limiter runs. A clock that goes
-// backwards never adds tokens: the time lost is simply made up again.
-//
-// Beside an x/time/rate Limiter given the rate this one enforces (see
-// Rate) and the same arrivals at the same times, it makes the same
-// decisions but for one rounding rule: x/time/rate counts tokens in
-// floating point and truncates the wait it computes to whole
-// nanoseconds, so it may admit a call that comes 1 ns before its tokens
-// are back, which this limiter refuses. (x/time/rate also counts again
-// the time a clock that went backwards goes over a second time; this one
-// does not.) A fuzz test in the benchmarks module holds the two to this.
-//
-// The limiter is the generic cell rate algorithm: its whole state is one
-// atomic word, the time at which the bucket will be full again, so deciding
-// takes one reading of the clock and one compare-and-swap, and allocates
-// nothing. A RateLimiter is safe for concurrent use; make one with
-// [NewRateLimiter] (the zero value is not a usable limiter).
+// It is a [Guard]: through [Guarded] it refuses at once with a
+// *[RateLimitError] that matches [ErrRateLimited] and says when the token
+// will be there, unless [WithRateLimitWait] lets the call wait. Used
+// directly, Allow decides at once, Wait waits with a context, Reserve books
+// tokens that Cancel gives back, and Tokens tells how many are left. Tokens
+// are booked at most 2^60 ns (36 years) ahead; a clock that goes backwards
+// adds none. A RateLimiter is safe for concurrent use; make one with
+// [NewRateLimiter] (the zero value is not usable).
 type RateLimiter struct {
 	// tat is the theoretical arrival time of the algorithm: when the bucket
 	// will be full again if nothing more is taken, in nanoseconds since

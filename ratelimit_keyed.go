@@ -17,23 +17,16 @@ import (
 // full on its first call, with the semantics of RateLimiter.
 //
 // Memory stays bounded. A key whose bucket has refilled completely is
-// forgotten, which changes nothing (a forgotten key comes back with the
-// full bucket it had); keys are looked over when new ones come, at most
-// once a refill time (burst/rate) in each part of the table. And the table
-// holds at most [WithRateLimitMaxKeys] keys: when it is full of keys whose
-// buckets are not yet full, a call for a new key is refused (it fails
-// closed, as a limiter should), with a hint of when a key will be dropped.
-// With a rate of 0 a bucket never refills, so every key that took a token
-// stays until the table is full.
+// forgotten, which changes nothing (it would come back with the same full
+// bucket), and the table holds at most [WithRateLimitMaxKeys] keys: when it
+// is full of keys whose buckets are not yet full, a call for a new key is
+// refused, with a hint of when a key will be dropped. With a rate of 0 a
+// bucket never refills, so every key that took a token stays until the table
+// is full.
 //
-// The table is split in parts, each with its own lock, chosen by the key's
-// hash: calls for different keys rarely meet, and a call allocates nothing
-// but the bucket of a new key.
-//
-// As a [Guard] it needs the key of each call: [KeyedRateLimiter.Guard]
-// takes it from the call's context through a function you give. A
-// KeyedRateLimiter is safe for concurrent use; make one with
-// [NewKeyedRateLimiter].
+// As a [Guard] it needs the key of each call: [KeyedRateLimiter.Guard] takes
+// it from the call's context through a function you give. A KeyedRateLimiter
+// is safe for concurrent use; make one with [NewKeyedRateLimiter].
 type KeyedRateLimiter[K comparable] struct {
 	limits
 	wait time.Duration
@@ -355,8 +348,7 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 
 // Guard returns the limiter as a [Guard] for calls whose key key finds in
 // their context (a user or tenant a middleware put there, say). It behaves
-// as [RateLimiter.Enter] does, for the key's bucket, and allocates nothing
-// through [Guarded] beyond the bucket of a new key. It panics if key is
+// as [RateLimiter.Enter] does, for the key's bucket. It panics if key is
 // nil.
 func (l *KeyedRateLimiter[K]) Guard(key func(ctx context.Context) K) Guard {
 	if key == nil {

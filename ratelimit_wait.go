@@ -194,8 +194,7 @@ func (c *common) sleepBooked(ctx context.Context, wait int64, giveBack func()) e
 // refused with a [*RateLimitError] whose RetryAfter says when one will be.
 // With it, a call whose token comes within the wait waits for it, and is
 // refused at once otherwise; see WaitN for the errors. The done function
-// it returns does nothing but report to an [OutcomeObserver]; it costs no
-// allocation otherwise.
+// it returns does nothing but report to an [OutcomeObserver].
 func (l *RateLimiter) Enter(ctx context.Context) (done func(err error), err error) {
 	ticket, err := l.enter(ctx)
 	if err != nil {

@@ -11,43 +11,18 @@ import (
 // Retry returns a policy that calls fn again when it fails, waiting between
 // attempts as a [Backoff] says, until an attempt succeeds, the error is one
 // not to retry, or the attempts, the time allowed, the retry budget or the
-// caller's context run out.
-//
-// Defaults: 3 attempts in all (the first included); full-jitter exponential
-// waits from 100ms, doubling, capped at 10s; every error is retried except
-// when the caller's own context has ended; a RetryAfter hint up to 10s is
-// honoured; and retries draw on a retry quota in the manner of the AWS
-// SDKs' standard mode (see [NewRetryQuota]): the policy keeps 40 tokens, a
-// retry takes 5 (10 after an attempt that timed out), a call that succeeds
-// at once gives back 1 and a retry that succeeds gives back what it took.
-// A service that fails now and then, even a third of its calls, sees every
-// failure retried; a failing service sees the retries of 40 tokens, then
-// only first attempts until its successes refill them. The quota belongs
-// to the policy value and is shared by every call through it: build a
-// Retry once and reuse it (a Retry built per call starts with a full quota
-// every time, and limits nothing). [WithBudget] shares one quota, throttle
-// or budget among policies instead; [WithoutBudget] turns it off. Options
-// change each of these.
+// caller's context run out. By default it makes 3 attempts in all, waits
+// with full jitter from 100ms, doubling, up to 10s, retries every error,
+// honours RetryAfter hints up to 10s, and draws retries from a quota of its
+// own, [NewRetryQuota](40), shared by every call: build a Retry once.
 //
 // When the attempts run out, the error is a *[RetryError] that matches both
-// [ErrRetriesExhausted] and the last attempt's error. When the caller's
-// context ends during a wait, the error matches the context's error and the
-// last attempt's error, not ErrRetriesExhausted. An error not to retry is
-// returned as it is. Which errors are retried is said by one of
-// [WithRetryOn], [WithAbortOn] or [WithRetryIf] (two of them panic), and
-// [Permanent] marks one error not to retry whatever they say.
-//
-// With [WithObserver], the policy reports each failed attempt
-// ([EventAttemptFailed]), each retry before its wait ([EventRetry]), the
-// reason it gave up ([EventGiveUp]), each result handed to [WithDiscard]
-// ([EventDiscarded]) and, for an [OutcomeObserver] that asks, every call's
-// end ([EventCallEnded]); its quota reports the retries it refuses
-// ([EventRefused], component "quota"), and once each when it runs out
-// ([EventExhausted]) and allows a retry again ([EventReplenished]).
-//
-// A call that succeeds at once costs a few nanoseconds and allocates
-// nothing; so does a call that fails and is retried until it succeeds.
-// Retry panics if an option is invalid; Execute panics if fn is nil.
+// [ErrRetriesExhausted] and the last attempt's error; when the caller's
+// context ends during a wait, it matches the context's error and the last
+// attempt's. An error not to retry is returned as it is: [WithRetryOn],
+// [WithAbortOn] or [WithRetryIf] says which (given two, Retry panics), and
+// [Permanent] marks one. Retry panics if an option is invalid; Execute
+// panics if fn is nil.
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {

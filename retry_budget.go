@@ -10,32 +10,20 @@ import (
 )
 
 // RetryBudget bounds the retries of many calls together, so that an outage
-// is not multiplied by every caller's retries: the retry storm. It comes in
-// three forms, made by three constructors and used the same way:
+// is not multiplied by every caller's retries. It comes in three forms:
 //
-//   - [NewRetryQuota], the AWS SDKs' retry quota: a bucket of tokens from
-//     which every retry takes a cost (more after a timeout), refilled a
-//     little by every call that succeeds at once and refunded by every
-//     retry that succeeds. It retries a service that fails now and then as
-//     if it were not there, and stops retrying one that fails most calls.
-//     A [Retry] given no budget keeps a quota of its own (40 tokens, 5 a
-//     retry, 10 after a timeout, 1 back a success).
-//   - [NewRetryThrottle], gRPC's retry throttling: a bucket of tokens that
-//     every failed attempt drains by one and every success refills by a
-//     fraction; retries are made only while more than half the tokens
-//     remain. A healthy service keeps it full; a failing one empties it
-//     within a few calls, and retries stop until successes refill it.
-//   - [NewRetryBudget], Finagle's retry budget: every call deposits a
-//     fraction of a retry and every retry withdraws a whole one, with a
-//     floor of retries a second always allowed. It bounds retries to a
-//     share of the calls, whatever their outcome.
+//   - [NewRetryQuota], the AWS SDKs' retry quota: retries take tokens that
+//     successes give back; a [Retry] given no budget keeps one of its own.
+//   - [NewRetryThrottle], gRPC's retry throttling: failures drain tokens,
+//     successes refill them, and retries stop below half.
+//   - [NewRetryBudget], Finagle's retry budget: retries are held to a share
+//     of the calls, plus a floor a second.
 //
 // Give one to any number of [Retry] policies of any result type with
-// [WithBudget]; it is safe for concurrent use, and what a call costs it is
-// one or two atomic operations. With [WithObserver] it reports each retry
-// it refuses ([EventRefused]) and, once each, when it runs out
-// ([EventExhausted]) and when it allows a retry again ([EventReplenished]).
-// The zero RetryBudget is not usable: make one with a constructor.
+// [WithBudget], and to a [Hedge] with [WithHedgeBudget]. Its observer gets
+// [EventRefused], [EventExhausted] and [EventReplenished]. A RetryBudget is
+// safe for concurrent use; the zero value is not usable: make one with a
+// constructor.
 type RetryBudget struct {
 	// The balance in millionths of a thousandth of a retry (see unit):
 	// integers, so that deposits add exactly and concurrently.

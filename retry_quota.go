@@ -8,39 +8,14 @@ import (
 
 // NewRetryQuota returns a retry quota in the manner of the AWS SDKs'
 // standard retry mode: a bucket of capacity tokens, full at the start, from
-// which every retry takes its cost (5 tokens by default,
-// [WithQuotaCost]; 10 when the attempt before it timed out, that is its
-// error matches [ErrTimeout] or context.DeadlineExceeded,
-// [WithQuotaTimeoutCost]). A call that succeeds at its first attempt gives
-// back an increment (1 token by default, [WithQuotaIncrement]), a retry
-// that succeeds gives back what it took, and the bucket holds capacity
-// tokens at most. A retry the quota cannot pay for is not made.
-//
-// A quota follows the share of calls that fail. At a failure rate p, with
-// 3 attempts, a call gives back 1−p tokens on average and takes
-// 5·p²·(1+p): the quota keeps itself full while up to about 32% of the
-// calls fail, each on its own, and retries them as if it were not there;
-// a service that fails more empties it, and a dead one sees the retries
-// capacity/cost pays for, then only first attempts, until successes refill
-// it. A throttle ([NewRetryThrottle]) of 10 tokens and 0.2 a success cannot
-// tell the two apart: it turns retries off above about 17% failures.
-//
-// A [Retry] given no budget keeps a quota of its own: NewRetryQuota(40),
-// with the costs and increment above, chosen in the storm simulator
-// (sim/). In every seed from 1 to 20, a fleet of such clients sends a
-// server that is down 1.08× the offered load, and with 10%, 20% and 30% of
-// the calls failing at random at most 0.13%, 0.89% and 4.1% of the
-// requests fail. The capacity sets the balance: 50 tokens would send
-// 1.10× (the most the simulator's targets allow), 30 would fail up to 5.2%
-// at 30% (more than the 5% they allow).
-//
-// Costs and the increment are held exactly to nine decimal places.
-// Share one quota with [WithBudget] among the policies that call one
-// service; a [Hedge] given one with [WithHedgeBudget] pays a retry's cost
-// for every hedge and gives nothing back, so that only the successes of
-// the Retry policies sharing it refill it. A call that succeeds at its
-// first attempt costs the quota one atomic load when the quota is full,
-// one atomic operation more when it is not.
+// which every retry takes its cost, 5 tokens ([WithQuotaCost]) or 10 when
+// the attempt before it timed out ([WithQuotaTimeoutCost]). A call that
+// succeeds at its first attempt gives back 1 token ([WithQuotaIncrement]),
+// a retry that succeeds gives back what it took, and a retry the quota
+// cannot pay for is not made. So a service that fails now and then is
+// retried as if the quota were not there, and one that fails most calls
+// sees the retries capacity/cost pays for, then only first attempts until
+// successes refill it. Costs are held exactly to nine decimal places.
 //
 // NewRetryQuota panics if capacity is not in [1, 1000000000], if a retry's
 // cost, or its cost after a timeout, is more than capacity (a capacity
@@ -86,14 +61,22 @@ type quotaParams struct {
 }
 
 // defaultQuota are the AWS SDKs' costs and increment, which a Retry's own
-// quota keeps too.
+// quota keeps too. A quota follows the share of calls that fail: at a
+// failure rate p, with 3 attempts, a call gives back 1−p tokens on average
+// and takes 5·p²·(1+p), so the quota stays full while up to about a third
+// of the calls fail, each on its own, and empties when more do. A throttle
+// of 10 tokens and 0.2 a success (gRPC's) balances at p = 0.2/1.2, about a
+// sixth, and cannot tell a service that fails now and then from one that
+// is down.
 var defaultQuota = quotaParams{cost: 5, timeoutCost: 10, increment: 1}
 
 // defaultQuotaCapacity is the capacity of the quota a Retry keeps when it is
-// given no budget: the storm simulator (sim/) shows it keeping a fleet's
-// load within 1.1× the offered load through an outage while at 30% of
-// calls failing at random no more than 5% of the requests fail (see
-// NewRetryQuota's doc; sim/targets_test.go pins it).
+// given no budget, chosen in the storm simulator (sim/): a larger quota
+// lets a fleet send more to a server that is down, a smaller one fails more
+// requests when calls fail at random. TestDefaultRetryTargets in
+// sim/targets_test.go pins what it does: at most 1.1× the offered load
+// through an outage, no request failing when 1% of calls fail at random,
+// and at most 0.5% when 10% do.
 const defaultQuotaCapacity = 40
 
 // Largest and smallest costs and increments, in tokens.

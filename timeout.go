@@ -8,34 +8,21 @@ import (
 	"time"
 )
 
-// Timeout returns a policy that gives fn at most d to return.
+// Timeout returns a policy that gives fn at most d to return (0: no
+// timeout). When the deadline passes first, Execute returns an error
+// matching [ErrTimeout] and context.DeadlineExceeded; when the caller's
+// context ends first, the caller's error. fn's context carries the deadline,
+// with ErrTimeout as its cause ([context.Cause]); once Execute has returned,
+// its error and that cause never change.
 //
-// By default the policy returns at the deadline even when fn ignores its
-// context: fn runs on a goroutine other than the caller's (a parked worker,
-// reused from call to call), and when the deadline passes first, Execute
-// returns an error matching [ErrTimeout] (and context.DeadlineExceeded)
-// while fn goes on until it returns, its result dropped. Nothing is left
-// behind once fn returns. [WithTimeoutCooperative] runs fn in the caller's
-// goroutine instead, which is cheaper, and relies on fn returning when its
-// context ends. When the caller's own context ends first, Execute returns
-// the caller's error, not ErrTimeout.
-//
-// fn's context is the standard library's (context.WithDeadlineCause), or
-// one of the injected clock's: it carries the deadline, and ErrTimeout as
-// its cause (see [context.Cause]). Once Execute has returned, its error and
-// cause never change again.
-//
-// The deadline decides, in both modes: when fn's context ended before fn
-// returned, the outcome is an error (ErrTimeout, or the caller's error),
-// whatever fn returns. A result that comes after the deadline goes to the
-// [WithDiscard] hook, if there is one, exactly once. Panics and
-// runtime.Goexit follow the package's rule (see the package doc's Panics
-// section). An observer given with [WithObserver] receives [EventTimeout],
-// [EventDiscarded], [EventLatePanic] and, if it asked for outcomes,
-// [EventCallEnded].
-//
-// A d of 0 means no timeout: fn is called directly. Timeout panics if d is
-// negative; its Execute panics if fn is nil, as [Do] does.
+// By default Execute returns at the deadline even when fn ignores its
+// context: fn runs on another goroutine and goes on until it returns;
+// nothing is left behind once it has. [WithTimeoutCooperative] runs fn in
+// the caller's goroutine instead and relies on fn returning when its context
+// ends. In both modes the deadline decides: once fn's context has ended, the
+// outcome is an error whatever fn returns, and a late result goes to the
+// [WithDiscard] hook, exactly once. Panics follow the package's rule.
+// Timeout panics if d is negative, and Execute if fn is nil.
 func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: Timeout: duration must not be negative, got %v", d))
