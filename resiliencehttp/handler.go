@@ -47,19 +47,40 @@ func Handler(next http.Handler, guards ...resilience.Guard) http.Handler {
 			panic(fmt.Sprintf("resiliencehttp: Handler: guard %d is nil", i))
 		}
 	}
-	return &handler{next: next, guards: append([]resilience.Guard(nil), guards...)}
+	h := &handler{next: next, guards: append([]resilience.Guard(nil), guards...)}
+	for _, g := range guards {
+		h.keyed = h.keyed || keysByRequest(g)
+	}
+	return h
+}
+
+// Middleware is [Handler] in the form routers take (net/http's patterns,
+// chi, alice): Middleware(guards...)(next) is Handler(next, guards...). It
+// panics if a guard is nil.
+func Middleware(guards ...resilience.Guard) func(http.Handler) http.Handler {
+	for i, g := range guards {
+		if g == nil {
+			panic(fmt.Sprintf("resiliencehttp: Middleware: guard %d is nil", i))
+		}
+	}
+	return func(next http.Handler) http.Handler { return Handler(next, guards...) }
 }
 
 type handler struct {
 	next   http.Handler
 	guards []resilience.Guard
+	keyed  bool // a guard keys its decisions by the request (see PerKey)
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var buf [4]func(error)
 	dones := buf[:0]
+	ctx := r.Context()
+	if h.keyed {
+		ctx = context.WithValue(ctx, requestKey{}, r)
+	}
 	for _, g := range h.guards {
-		done, err := g.Enter(r.Context())
+		done, err := g.Enter(ctx)
 		if err != nil {
 			lease{dones: dones}.end(err)
 			refuse(w, err)
