@@ -26,7 +26,7 @@ func Example_client() {
 
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDisableRetry(), // the interceptor retries: grpc-go's own retry would multiply the attempts
+		grpc.WithDisableRetry(),                                            // the interceptor retries: grpc-go's own retry would multiply the attempts
 		grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor()), // 3 attempts, pushback honoured
 	)
 	if err != nil {
