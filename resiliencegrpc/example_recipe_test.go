@@ -26,8 +26,10 @@ func Example_client() {
 
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDisableRetry(),                                            // the interceptor retries: grpc-go's own retry would multiply the attempts
-		grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor()), // 3 attempts, pushback honoured
+		// The interceptor retries (3 attempts, pushback honoured): grpc-go's
+		// own retry would multiply the attempts.
+		grpc.WithDisableRetry(),
+		grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor()),
 	)
 	if err != nil {
 		fmt.Println(err)
