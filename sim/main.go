@@ -236,7 +236,7 @@ func (o *options) sizeChecks() []flagCheck {
 	events := float64(o.clients) * o.rate * o.duration.Seconds() * float64(o.attempts)
 	return []flagCheck{
 		{outage && events > 5e7, "rate", "with -clients, -duration and -attempts this is %.0f calls, more than 5e7", events},
-		{outage && o.duration/o.bucket > 1_000_000, "bucket", "gives more than 1e6 points, got %v", o.bucket},
+		{outage && o.bucket > 0 && o.duration/o.bucket > 1_000_000, "bucket", "gives more than 1e6 points, got %v", o.bucket},
 	}
 }
 
