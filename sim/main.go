@@ -138,58 +138,106 @@ Runs are deterministic for a -seed. Flags:
 	return fs
 }
 
-// validate checks the flags' values and names the first bad one.
+// validate checks the flags' values and names every bad one, in the order
+// of the checks below.
 func (o *options) validate() error {
 	var errs []error
-	bad := func(cond bool, flag, format string, v any) {
-		if cond {
-			errs = append(errs, fmt.Errorf("-%s: "+format, flag, v))
+	for _, checks := range [][]flagCheck{o.commonChecks(), o.contentionChecks(), o.outageChecks(), o.policyChecks(), o.defaultsChecks(), o.sizeChecks()} {
+		for _, c := range checks {
+			if c.bad {
+				errs = append(errs, fmt.Errorf("-%s: "+c.format, c.flag, c.value))
+			}
 		}
 	}
-	bad(o.scenario != "all" && o.scenario != "contention" && o.scenario != "outage" && o.scenario != "defaults", "scenario", "must be all, contention, outage or defaults, got %q", o.scenario)
-	bad(o.format != "png" && o.format != "svg", "format", "must be png or svg, got %q", o.format)
-	bad(o.workers < 1, "workers", "must be at least 1, got %d", o.workers)
-	bad(o.netMean < 0, "net-mean", "must not be negative, got %v", o.netMean)
-	bad(o.netSD < 0, "net-sd", "must not be negative, got %v", o.netSD)
-	bad(o.nMin < 1, "n-min", "must be at least 1, got %d", o.nMin)
-	bad(o.nMax < o.nMin, "n-max", "must be at least -n-min, got %d", o.nMax)
-	bad(o.nStep < 1, "n-step", "must be at least 1, got %d", o.nStep)
-	bad(o.runs < 1, "runs", "must be at least 1, got %d", o.runs)
-	bad(o.base <= 0, "base", "must be positive, got %v", o.base)
-	bad(o.cap < o.base, "cap", "must be at least -base, got %v", o.cap)
-	bad(o.maxCalls < 1, "max-calls", "must be at least 1, got %d", o.maxCalls)
-	bad(o.clients < 1, "clients", "must be at least 1, got %d", o.clients)
-	bad(!(o.rate > 0 && o.rate <= 1e6), "rate", "must be in (0, 1e6], got %v", o.rate)
-	bad(o.duration <= 0 || o.duration > 24*time.Hour, "duration", "must be in (0, 24h], got %v", o.duration)
-	bad(o.outageStart < 0 || o.outageStart >= o.duration, "outage-start", "must be in [0, -duration), got %v", o.outageStart)
-	bad(o.outage < 0 || o.outageStart+o.outage >= o.duration, "outage", "must not be negative and must end before -duration, got %v", o.outage)
-	bad(!(o.refuse > 0 && o.refuse <= 1), "refuse", "must be in (0, 1], got %v", o.refuse)
-	bad(!(o.capacity > 0 && o.capacity <= 1e9), "capacity", "must be in (0, 1e9], got %v", o.capacity)
-	bad(o.queue < 0, "queue", "must not be negative, got %d", o.queue)
-	bad(o.timeout < 0, "timeout", "must not be negative, got %v", o.timeout)
-	bad(!(o.transient >= 0 && o.transient <= 1), "transient", "must be in [0, 1], got %v", o.transient)
-	bad(o.bucket <= 0 || o.bucket > o.duration, "bucket", "must be in (0, -duration], got %v", o.bucket)
-	bad(!(o.tolerance >= 0), "tolerance", "must not be negative, got %v", o.tolerance)
-	bad(o.attempts < 1, "attempts", "must be at least 1, got %d", o.attempts)
-	bad(o.fixedWait < 0, "fixed-wait", "must not be negative, got %v", o.fixedWait)
-	bad(o.retryBase <= 0, "retry-base", "must be positive, got %v", o.retryBase)
-	bad(o.retryCap < o.retryBase, "retry-cap", "must be at least -retry-base, got %v", o.retryCap)
-	bad(!(o.budgetRatio >= 0 && o.budgetRatio <= 1000), "budget-ratio", "must be in [0, 1000], got %v", o.budgetRatio)
-	bad(o.budgetFloor < 0, "budget-floor", "must not be negative, got %d", o.budgetFloor)
-	bad(o.budgetCap < 0 || o.budgetCap > 1e12, "budget-capacity", "must be in [0, 1e12], got %d", o.budgetCap)
-	bad(o.breakerFails < 1, "breaker-failures", "must be at least 1, got %d", o.breakerFails)
-	bad(o.breakerCool <= 0, "breaker-cooldown", "must be positive, got %v", o.breakerCool)
-	defaults := o.scenario == "all" || o.scenario == "defaults"
-	bad(defaults && (o.brownout <= 0 || o.outageStart+o.brownout >= o.duration), "brownout", "must be positive and must end before -duration, got %v", o.brownout)
-	bad(!(o.brownoutRefuse > 0 && o.brownoutRefuse <= 1), "brownout-refuse", "must be in (0, 1], got %v", o.brownoutRefuse)
-	bad(!(o.roomCapacity > 0 && o.roomCapacity <= 1e9), "room-capacity", "must be in (0, 1e9], got %v", o.roomCapacity)
-	if o.scenario != "contention" {
-		// Keep the default run quick and memory bounded.
-		events := float64(o.clients) * o.rate * o.duration.Seconds() * float64(o.attempts)
-		bad(events > 5e7, "rate", "with -clients, -duration and -attempts this is %.0f calls, more than 5e7", events)
-		bad(o.duration/o.bucket > 1_000_000, "bucket", "gives more than 1e6 points, got %v", o.bucket)
-	}
 	return errors.Join(errs...)
+}
+
+// flagCheck is one rule on a flag: when bad holds, the flag's message is
+// format applied to value.
+type flagCheck struct {
+	bad    bool
+	flag   string
+	format string
+	value  any
+}
+
+// commonChecks checks the flags every scenario reads.
+func (o *options) commonChecks() []flagCheck {
+	return []flagCheck{
+		{o.scenario != "all" && o.scenario != "contention" && o.scenario != "outage" && o.scenario != "defaults", "scenario", "must be all, contention, outage or defaults, got %q", o.scenario},
+		{o.format != "png" && o.format != "svg", "format", "must be png or svg, got %q", o.format},
+		{o.workers < 1, "workers", "must be at least 1, got %d", o.workers},
+		{o.netMean < 0, "net-mean", "must not be negative, got %v", o.netMean},
+		{o.netSD < 0, "net-sd", "must not be negative, got %v", o.netSD},
+	}
+}
+
+// contentionChecks checks the contention scenario's flags.
+func (o *options) contentionChecks() []flagCheck {
+	return []flagCheck{
+		{o.nMin < 1, "n-min", "must be at least 1, got %d", o.nMin},
+		{o.nMax < o.nMin, "n-max", "must be at least -n-min, got %d", o.nMax},
+		{o.nStep < 1, "n-step", "must be at least 1, got %d", o.nStep},
+		{o.runs < 1, "runs", "must be at least 1, got %d", o.runs},
+		{o.base <= 0, "base", "must be positive, got %v", o.base},
+		{o.cap < o.base, "cap", "must be at least -base, got %v", o.cap},
+		{o.maxCalls < 1, "max-calls", "must be at least 1, got %d", o.maxCalls},
+	}
+}
+
+// outageChecks checks the outage's clients and server.
+func (o *options) outageChecks() []flagCheck {
+	return []flagCheck{
+		{o.clients < 1, "clients", "must be at least 1, got %d", o.clients},
+		{!(o.rate > 0 && o.rate <= 1e6), "rate", "must be in (0, 1e6], got %v", o.rate},
+		{o.duration <= 0 || o.duration > 24*time.Hour, "duration", "must be in (0, 24h], got %v", o.duration},
+		{o.outageStart < 0 || o.outageStart >= o.duration, "outage-start", "must be in [0, -duration), got %v", o.outageStart},
+		{o.outage < 0 || o.outageStart+o.outage >= o.duration, "outage", "must not be negative and must end before -duration, got %v", o.outage},
+		{!(o.refuse > 0 && o.refuse <= 1), "refuse", "must be in (0, 1], got %v", o.refuse},
+		{!(o.capacity > 0 && o.capacity <= 1e9), "capacity", "must be in (0, 1e9], got %v", o.capacity},
+		{o.queue < 0, "queue", "must not be negative, got %d", o.queue},
+		{o.timeout < 0, "timeout", "must not be negative, got %v", o.timeout},
+		{!(o.transient >= 0 && o.transient <= 1), "transient", "must be in [0, 1], got %v", o.transient},
+		{o.bucket <= 0 || o.bucket > o.duration, "bucket", "must be in (0, -duration], got %v", o.bucket},
+		{!(o.tolerance >= 0), "tolerance", "must not be negative, got %v", o.tolerance},
+	}
+}
+
+// policyChecks checks the outage's retry policies.
+func (o *options) policyChecks() []flagCheck {
+	return []flagCheck{
+		{o.attempts < 1, "attempts", "must be at least 1, got %d", o.attempts},
+		{o.fixedWait < 0, "fixed-wait", "must not be negative, got %v", o.fixedWait},
+		{o.retryBase <= 0, "retry-base", "must be positive, got %v", o.retryBase},
+		{o.retryCap < o.retryBase, "retry-cap", "must be at least -retry-base, got %v", o.retryCap},
+		{!(o.budgetRatio >= 0 && o.budgetRatio <= 1000), "budget-ratio", "must be in [0, 1000], got %v", o.budgetRatio},
+		{o.budgetFloor < 0, "budget-floor", "must not be negative, got %d", o.budgetFloor},
+		{o.budgetCap < 0 || o.budgetCap > 1e12, "budget-capacity", "must be in [0, 1e12], got %d", o.budgetCap},
+		{o.breakerFails < 1, "breaker-failures", "must be at least 1, got %d", o.breakerFails},
+		{o.breakerCool <= 0, "breaker-cooldown", "must be positive, got %v", o.breakerCool},
+	}
+}
+
+// defaultsChecks checks the defaults scenario's flags; -brownout only when
+// that scenario runs.
+func (o *options) defaultsChecks() []flagCheck {
+	defaults := o.scenario == "all" || o.scenario == "defaults"
+	return []flagCheck{
+		{defaults && (o.brownout <= 0 || o.outageStart+o.brownout >= o.duration), "brownout", "must be positive and must end before -duration, got %v", o.brownout},
+		{!(o.brownoutRefuse > 0 && o.brownoutRefuse <= 1), "brownout-refuse", "must be in (0, 1], got %v", o.brownoutRefuse},
+		{!(o.roomCapacity > 0 && o.roomCapacity <= 1e9), "room-capacity", "must be in (0, 1e9], got %v", o.roomCapacity},
+	}
+}
+
+// sizeChecks keeps a run of the outage and defaults scenarios quick and
+// its memory bounded.
+func (o *options) sizeChecks() []flagCheck {
+	outage := o.scenario != "contention"
+	events := float64(o.clients) * o.rate * o.duration.Seconds() * float64(o.attempts)
+	return []flagCheck{
+		{outage && events > 5e7, "rate", "with -clients, -duration and -attempts this is %.0f calls, more than 5e7", events},
+		{outage && o.bucket > 0 && o.duration/o.bucket > 1_000_000, "bucket", "gives more than 1e6 points, got %v", o.bucket},
+	}
 }
 
 // run is the whole command, with its exit status: 0 on success, 2 for a bad

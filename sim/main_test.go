@@ -64,6 +64,7 @@ func TestBadFlags(t *testing.T) {
 		{"brownout refuse above 1", []string{"-brownout-refuse", "2"}, "-brownout-refuse: must be in (0, 1], got 2"},
 		{"zero room", []string{"-room-capacity", "0"}, "-room-capacity: must be in (0, 1e9], got 0"},
 		{"zero cool-down", []string{"-breaker-cooldown", "0s"}, "-breaker-cooldown: must be positive, got 0s"},
+		{"zero bucket", []string{"-bucket", "0s"}, "-bucket: must be in (0, -duration], got 0s"},
 		{"two bad flags", []string{"-runs", "0", "-clients", "0"}, "-clients: must be at least 1, got 0"},
 		{"stray argument", []string{"outage"}, `unexpected argument "outage"`},
 	}

@@ -104,130 +104,182 @@ var errRunOver = errors.New("sim: run over")
 // breaker) in a task of its own; the call it guards yields to the loop,
 // which answers once the network and the server have had their say.
 func runOutage(cfg outageConfig, pol outagePolicy, r *rand.Rand) outageResult {
-	var (
-		e         engine
-		busyUntil time.Duration // when the server will have served every call it took
-		reqs      []outageRequest
-		salt      uint64 // of the transient failures
-	)
+	o := newOutageRun(cfg, pol, r)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.e.run(cfg.Duration, func(kind uint8, id int32) {
+		switch kind {
+		case evArrive:
+			o.arrive(ctx, id)
+		case evWake:
+			o.handle(id, o.s.switchTo(o.reqs[id].task, nil))
+		case evServer:
+			o.serve(id)
+		case evOutcome:
+			o.outcome(id)
+		}
+	})
+	cancel()
+	o.endAll()
+	o.res.measure(cfg)
+	return o.res
+}
+
+// outageRun is one run of the outage scenario under way: the event loop,
+// the clients' policies, the server's queue, the requests and what the run
+// measures.
+type outageRun struct {
+	cfg       outageConfig
+	r         *rand.Rand
+	e         engine
+	s         *scheduler
+	policies  []resilience.Policy[struct{}] // one per client
+	reqs      []outageRequest               // every request, by id
+	busyUntil time.Duration                 // when the server will have served every call it took
+	salt      uint64                        // of the transient failures
+	interval  time.Duration                 // between two requests of a client
+	service   time.Duration                 // the server's time for one call
+	maxWait   time.Duration                 // the longest wait in the server's queue
+	res       outageResult
+}
+
+// newOutageRun builds each client's policy and schedules each client's
+// first request.
+func newOutageRun(cfg outageConfig, pol outagePolicy, r *rand.Rand) *outageRun {
+	o := &outageRun{cfg: cfg, r: r, s: newScheduler()}
 	if cfg.Transient > 0 {
 		// Drawn only when asked for, so that runs without transient
 		// failures draw what they always drew.
-		salt = r.Uint64()
+		o.salt = r.Uint64()
 	}
-	s := newScheduler()
-	vc := virtualClock{e: &e, s: s}
 	nb := int((cfg.Duration + cfg.Bucket - 1) / cfg.Bucket)
-	res := outageResult{
+	o.res = outageResult{
 		Policy: pol.Name,
 		Load:   make([]int, nb), Succeeded: make([]int, nb),
 		Failed: make([]int, nb), Failures: make([]int, nb),
 	}
-	bucket := func(t time.Duration) int { return min(int(t/cfg.Bucket), nb-1) }
-	interval := time.Duration(float64(time.Second) / cfg.Rate)
-	service := time.Duration(float64(time.Second) / cfg.Capacity)
-	maxWait := time.Duration(cfg.Queue) * service
-	delay := func() time.Duration { return netDelay(r, cfg.NetMean, cfg.NetSD) }
+	o.interval = time.Duration(float64(time.Second) / cfg.Rate)
+	o.service = time.Duration(float64(time.Second) / cfg.Capacity)
+	o.maxWait = time.Duration(cfg.Queue) * o.service
+	vc := virtualClock{e: &o.e, s: o.s}
+	o.policies = make([]resilience.Policy[struct{}], cfg.Clients)
+	for i := range o.policies {
+		o.policies[i] = pol.New(vc, r, o.countRefusals)
+		o.e.at(time.Duration(r.Int64N(int64(o.interval))), evArrive, int32(i))
+	}
+	return o
+}
 
-	countRefusals := func(g resilience.Guard) resilience.Guard {
-		return countingGuard{g: g, refused: func() {
-			res.Refused++
-			res.Failures[bucket(e.now)]++
-		}}
-	}
-	policies := make([]resilience.Policy[struct{}], cfg.Clients)
-	for i := range policies {
-		policies[i] = pol.New(vc, r, countRefusals)
-		e.at(time.Duration(r.Int64N(int64(interval))), evArrive, int32(i))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	call := func(context.Context) (struct{}, error) {
-		return struct{}{}, s.suspend(yield{kind: yieldCall})
-	}
+// bucket is the point of the series that time t falls in.
+func (o *outageRun) bucket(t time.Duration) int {
+	return min(int(t/o.cfg.Bucket), len(o.res.Load)-1)
+}
 
-	// handle acts on what request id's task yielded.
-	handle := func(id int32, y yield) {
-		q := &reqs[id]
-		switch y.kind {
-		case yieldSleep:
-			e.after(y.d, evWake, id)
-		case yieldCall:
-			if cfg.Timeout > 0 {
-				q.deadline = e.now + cfg.Timeout
-			}
-			q.calls++
-			e.after(delay(), evServer, id)
-		case yieldDone:
-			q.task = nil
-			res.Latencies = append(res.Latencies, e.now-q.start)
-			if y.err == nil {
-				res.Succeeded[bucket(e.now)]++
-			} else {
-				res.Failed[bucket(e.now)]++
-			}
-		}
-	}
+// delay draws one network delay.
+func (o *outageRun) delay() time.Duration { return netDelay(o.r, o.cfg.NetMean, o.cfg.NetSD) }
 
-	e.run(cfg.Duration, func(kind uint8, id int32) {
-		switch kind {
-		case evArrive:
-			if next := e.now + interval; next < cfg.Duration {
-				e.at(next, evArrive, id)
-			}
-			res.Requests++
-			p := policies[id]
-			rid := int32(len(reqs))
-			reqs = append(reqs, outageRequest{start: e.now})
-			t, y := s.start(func() error {
-				_, err := p.Execute(ctx, call)
-				return err
-			})
-			reqs[rid].task = t
-			handle(rid, y)
-		case evWake:
-			handle(id, s.switchTo(reqs[id].task, nil))
-		case evServer:
-			q := &reqs[id]
-			res.Calls++
-			res.Load[bucket(e.now)]++
-			reply := e.now + delay()
-			q.ok = false
-			switch {
-			case e.now >= cfg.OutageStart && e.now < cfg.recovery() && cfg.refuses(r):
-			case cfg.Queue > 0 && busyUntil-e.now > maxWait:
-			default:
-				busyUntil = max(busyUntil, e.now) + service
-				reply += busyUntil - e.now
-				q.ok = cfg.Transient == 0 || unit(mix(mix(salt^uint64(id))^q.calls)) >= cfg.Transient
-			}
-			if cfg.Timeout > 0 && reply > q.deadline {
-				reply, q.ok = q.deadline, false
-			}
-			e.at(reply, evOutcome, id)
-		case evOutcome:
-			var err error
-			if !reqs[id].ok {
-				err = errServer
-				res.Failures[bucket(e.now)]++
-			}
-			handle(id, s.switchTo(reqs[id].task, err))
-		}
+// countRefusals puts g behind a guard that counts the calls g refuses as
+// failed attempts.
+func (o *outageRun) countRefusals(g resilience.Guard) resilience.Guard {
+	return countingGuard{g: g, refused: func() {
+		o.res.Refused++
+		o.res.Failures[o.bucket(o.e.now)]++
+	}}
+}
+
+// call is the call every policy guards: it yields to the loop, which
+// resumes it with the call's outcome.
+func (o *outageRun) call(context.Context) (struct{}, error) {
+	return struct{}{}, o.s.suspend(yield{kind: yieldCall})
+}
+
+// arrive starts client id's next request, in a task of its own, and
+// schedules the request after it.
+func (o *outageRun) arrive(ctx context.Context, id int32) {
+	if next := o.e.now + o.interval; next < o.cfg.Duration {
+		o.e.at(next, evArrive, id)
+	}
+	o.res.Requests++
+	p := o.policies[id]
+	rid := int32(len(o.reqs))
+	o.reqs = append(o.reqs, outageRequest{start: o.e.now})
+	t, y := o.s.start(func() error {
+		_, err := p.Execute(ctx, o.call)
+		return err
 	})
+	o.reqs[rid].task = t
+	o.handle(rid, y)
+}
 
-	// The run is over: end every request still under way, so that no task
-	// is left behind. Their outcomes are not counted.
-	cancel()
-	for id := range reqs {
-		for t := reqs[id].task; t != nil; t = reqs[id].task {
-			y := s.switchTo(t, errRunOver)
+// handle acts on what request id's task yielded.
+func (o *outageRun) handle(id int32, y yield) {
+	q := &o.reqs[id]
+	switch y.kind {
+	case yieldSleep:
+		o.e.after(y.d, evWake, id)
+	case yieldCall:
+		if o.cfg.Timeout > 0 {
+			q.deadline = o.e.now + o.cfg.Timeout
+		}
+		q.calls++
+		o.e.after(o.delay(), evServer, id)
+	case yieldDone:
+		q.task = nil
+		o.res.Latencies = append(o.res.Latencies, o.e.now-q.start)
+		if y.err == nil {
+			o.res.Succeeded[o.bucket(o.e.now)]++
+		} else {
+			o.res.Failed[o.bucket(o.e.now)]++
+		}
+	}
+}
+
+// serve has the server take request id's call: refuse it during the
+// outage or when its queue is full, or queue it and serve it. It schedules
+// the answer's arrival at the client, or the client's timeout if that
+// comes first.
+func (o *outageRun) serve(id int32) {
+	cfg, now := &o.cfg, o.e.now
+	q := &o.reqs[id]
+	o.res.Calls++
+	o.res.Load[o.bucket(now)]++
+	reply := now + o.delay()
+	q.ok = false
+	switch {
+	case now >= cfg.OutageStart && now < cfg.recovery() && cfg.refuses(o.r):
+	case cfg.Queue > 0 && o.busyUntil-now > o.maxWait:
+	default:
+		o.busyUntil = max(o.busyUntil, now) + o.service
+		reply += o.busyUntil - now
+		q.ok = cfg.Transient == 0 || unit(mix(mix(o.salt^uint64(id))^q.calls)) >= cfg.Transient
+	}
+	if cfg.Timeout > 0 && reply > q.deadline {
+		reply, q.ok = q.deadline, false
+	}
+	o.e.at(reply, evOutcome, id)
+}
+
+// outcome resumes request id's task with how its call went.
+func (o *outageRun) outcome(id int32) {
+	var err error
+	if !o.reqs[id].ok {
+		err = errServer
+		o.res.Failures[o.bucket(o.e.now)]++
+	}
+	o.handle(id, o.s.switchTo(o.reqs[id].task, err))
+}
+
+// endAll ends every request still under way once the run is over, so that
+// no task is left behind. Their outcomes are not counted.
+func (o *outageRun) endAll() {
+	for id := range o.reqs {
+		for t := o.reqs[id].task; t != nil; t = o.reqs[id].task {
+			y := o.s.switchTo(t, errRunOver)
 			if y.kind == yieldDone {
-				reqs[id].task = nil
+				o.reqs[id].task = nil
 			}
 		}
 	}
-	res.measure(cfg)
-	return res
 }
 
 // measure works out the peak amplification and the drain time from the

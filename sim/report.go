@@ -122,41 +122,53 @@ func simulate(o *options, w io.Writer) error {
 			return err
 		}
 	}
-	if o.scenario == "all" || o.scenario == "contention" {
-		t := runContentionGrid(o, contentionStrategies(backoffParams{Base: o.base, Cap: o.cap}))
-		if err := writeContentionTables(w, o, t); err != nil {
+	for _, sc := range []struct {
+		name     string
+		simulate func(*options, io.Writer) error
+	}{
+		{"contention", simulateContention},
+		{"outage", simulateOutage},
+		{"defaults", simulateDefaults},
+	} {
+		if o.scenario != "all" && o.scenario != sc.name {
+			continue
+		}
+		if err := sc.simulate(o, w); err != nil {
 			return err
-		}
-		if o.charts != "" {
-			if err := drawContention(o.charts, o.format, t); err != nil {
-				return err
-			}
-		}
-	}
-	if o.scenario == "all" || o.scenario == "outage" {
-		cfg := o.outageConfig()
-		results := runOutages(o, outagePolicies(o.policyParams()))
-		if err := writeOutageTable(w, o, cfg, results); err != nil {
-			return err
-		}
-		if o.charts != "" {
-			if err := drawOutage(o.charts, "outage-load", o.format, cfg, results); err != nil {
-				return err
-			}
-		}
-	}
-	if o.scenario == "all" || o.scenario == "defaults" {
-		results := runDefaults(o)
-		if err := writeDefaultsTable(w, o, results); err != nil {
-			return err
-		}
-		if o.charts != "" {
-			if err := drawDefaults(o.charts, o.format, o, results); err != nil {
-				return err
-			}
 		}
 	}
 	return nil
+}
+
+// simulateContention runs the contention scenario, prints its tables and
+// draws its charts.
+func simulateContention(o *options, w io.Writer) error {
+	t := runContentionGrid(o, contentionStrategies(backoffParams{Base: o.base, Cap: o.cap}))
+	if err := writeContentionTables(w, o, t); err != nil || o.charts == "" {
+		return err
+	}
+	return drawContention(o.charts, o.format, t)
+}
+
+// simulateOutage runs the outage scenario, prints its table and draws its
+// chart.
+func simulateOutage(o *options, w io.Writer) error {
+	cfg := o.outageConfig()
+	results := runOutages(o, outagePolicies(o.policyParams()))
+	if err := writeOutageTable(w, o, cfg, results); err != nil || o.charts == "" {
+		return err
+	}
+	return drawOutage(o.charts, "outage-load", o.format, cfg, results)
+}
+
+// simulateDefaults runs the defaults scenario, prints its tables and draws
+// its charts.
+func simulateDefaults(o *options, w io.Writer) error {
+	results := runDefaults(o)
+	if err := writeDefaultsTable(w, o, results); err != nil || o.charts == "" {
+		return err
+	}
+	return drawDefaults(o.charts, o.format, o, results)
 }
 
 func writeContentionTables(w io.Writer, o *options, t contentionTable) error {
