@@ -37,7 +37,6 @@ type Breaker struct {
 	m      machine      // the state machine the views publish
 	closed *breakerView // the latest closed view, for Metrics
 	times  *window.Time // the time-based failure window, if any
-	timer  interface{ Stop() bool }
 	out    outbox
 	cause  context.Context // the context of the call changing the state, while it does
 }
@@ -106,10 +105,6 @@ func (b *Breaker) commit(from BreakerState, gen uint64) {
 func (b *Breaker) publish(from BreakerState) {
 	m := &b.m
 	v := &breakerView{gen: m.gen, state: m.state}
-	if b.timer != nil {
-		b.timer.Stop()
-		b.timer = nil
-	}
 	switch m.state {
 	case BreakerClosed:
 		t := (m.gen & genMask) << ticketGenShift
@@ -130,9 +125,12 @@ func (b *Breaker) publish(from BreakerState) {
 		}
 		if b.cfg.clock == nil && !m.isolated {
 			// On the real clock a timer marks the end of the cool-down, so
-			// that a refusal reads no clock.
+			// that a refusal reads no clock. It is never stopped: firing on
+			// a view that calls no longer see does nothing, and a timer made
+			// inside a testing/synctest bubble may not be stopped from
+			// outside it.
 			if d := time.Until(m.until); d > 0 {
-				b.timer = time.AfterFunc(d, func() { v.ready.Store(true) })
+				time.AfterFunc(d, func() { v.ready.Store(true) })
 			} else {
 				v.ready.Store(true)
 			}

@@ -1057,3 +1057,16 @@ func TestBreakerHintJitter(t *testing.T) {
 		require.Equal(t, 30*time.Second+time.Millisecond, open.RetryAfter(), "no jitter by default")
 	}
 }
+
+// TestBreakerCrossesBubbles: a breaker tripped inside a testing/synctest
+// bubble and reset outside it, and the other way round, as a breaker
+// shared by a package's synctest tests and its other tests is: the
+// cool-down's timer made in the bubble is never touched from outside.
+func TestBreakerCrossesBubbles(t *testing.T) {
+	b := resilience.NewBreaker(resilience.WithBreakerCoolDown(time.Hour))
+	synctest.Test(t, func(t *testing.T) { b.Trip() })
+	b.Reset()
+	b.Trip()
+	synctest.Test(t, func(t *testing.T) { b.Reset() })
+	require.Equal(t, resilience.BreakerClosed, b.State())
+}
