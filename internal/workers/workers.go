@@ -45,7 +45,7 @@ type Task interface{ Run() }
 
 const (
 	maxIdle    = 1024
-	idlePeriod = 50 * time.Millisecond
+	idlePeriod = 20 * time.Millisecond
 )
 
 // started is the wall clock when the package was initialised, with no
