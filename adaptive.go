@@ -29,8 +29,14 @@ type ShedError struct {
 	after    time.Duration
 }
 
-// Error returns the sentinel's message.
-func (e *ShedError) Error() string { return e.sentinel.Error() }
+// Error returns the sentinel's message: "resilience: adaptive limit
+// exceeded" or "resilience: throttled".
+func (e *ShedError) Error() string {
+	if e.sentinel == nil {
+		return "resilience: shed"
+	}
+	return e.sentinel.Error()
+}
 
 // Is reports whether target is the sentinel the error stands for.
 func (e *ShedError) Is(target error) bool { return target == e.sentinel }

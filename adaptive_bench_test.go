@@ -16,6 +16,7 @@ func TestAdaptiveGuardsAllocateNothing(t *testing.T) {
 		p    resilience.Policy[int]
 	}{
 		{"AdaptiveLimiter", resilience.Guarded[int](resilience.NewAdaptiveLimiter())},
+		{"AdaptiveThrottler", resilience.Guarded[int](resilience.NewAdaptiveThrottler())},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,5 +54,25 @@ func BenchmarkAdaptiveLimiter(b *testing.B) {
 				done(nil)
 			}
 		}
+	})
+}
+
+func BenchmarkAdaptiveThrottler(b *testing.B) {
+	ctx := context.Background()
+	b.Run("Guarded", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewAdaptiveThrottler())
+		b.ReportAllocs()
+		for b.Loop() {
+			_, _ = p.Execute(ctx, okFunc)
+		}
+	})
+	b.Run("Guarded/parallel", func(b *testing.B) {
+		p := resilience.Guarded[int](resilience.NewAdaptiveThrottler())
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				_, _ = p.Execute(ctx, okFunc)
+			}
+		})
 	})
 }
