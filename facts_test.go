@@ -122,6 +122,9 @@ func TestOptionAccepted(t *testing.T) {
 		"RetryBudgetOption":    reflect.TypeFor[resilience.RetryBudgetOption](),
 		"CursorOption":         reflect.TypeFor[resilience.CursorOption](),
 		"RepeatOption":         reflect.TypeFor[resilience.RepeatOption](),
+
+		"AdaptiveLimiterOption":   reflect.TypeFor[resilience.AdaptiveLimiterOption](),
+		"AdaptiveThrottlerOption": reflect.TypeFor[resilience.AdaptiveThrottlerOption](),
 	}
 	refuses := map[string]reflect.Type{
 		"SlogOption": reflect.TypeFor[resilience.SlogOption](),

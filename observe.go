@@ -144,6 +144,11 @@ const (
 	// (Attempt, the attempt whose retry it allowed; Duration, how long it
 	// refused retries).
 	EventReplenished
+	// EventLimitChanged: an [AdaptiveLimiter] moved its limit (Attempt, the
+	// limit before; Size, the limit after; Reason, why: "latency", "drops",
+	// "probe" when it halves the limit to measure the no-load latency,
+	// "probe-ended" when it restores it).
+	EventLimitChanged
 )
 
 var eventKindNames = [...]string{
@@ -165,6 +170,7 @@ var eventKindNames = [...]string{
 	EventRecovered:     "recovered",
 	EventExhausted:     "exhausted",
 	EventReplenished:   "replenished",
+	EventLimitChanged:  "limit-changed",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:

@@ -1,0 +1,78 @@
+package resilience
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestGradientUpdate(t *testing.T) {
+	const ms = time.Millisecond
+	base := func() gradient {
+		return gradient{floor: 1, ceiling: 1000, tolerance: 1.25, window: 100 * ms, probeEvery: 30 * time.Second,
+			probeSamples: 50, minSamples: 20, limit: 100, baseline: 10 * ms, nextProbe: time.Hour}
+	}
+	tests := []struct {
+		name      string
+		g         func() gradient
+		s         windowStats
+		wantLimit float64
+		wantWhy   error
+		wantBase  time.Duration
+		probing   bool
+	}{
+		{"no queue, busy: up by a quarter and the root", base, windowStats{n: 20, sum: 200 * ms, busy: true},
+			125 + math.Sqrt(125), reasonLatency, 10 * ms, false},
+		{"no queue, idle: stays", base, windowStats{n: 20, sum: 200 * ms},
+			100, reasonLatency, 10 * ms, false},
+		{"twice as slow: to 62.5 and the root", base, windowStats{n: 20, sum: 400 * ms, busy: true},
+			62.5 + math.Sqrt(62.5), reasonLatency, 10 * ms, false},
+		{"ten times as slow: halved at most", base, windowStats{n: 20, sum: 2000 * ms, busy: true},
+			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
+		{"drops at no-load latency: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms, busy: true},
+			90, reasonDrops, 10 * ms, false},
+		{"faster than the baseline: the baseline falls", base, windowStats{n: 20, sum: 100 * ms, busy: true},
+			125 + math.Sqrt(125), reasonLatency, 5 * ms, false},
+		{"floor holds", func() gradient { g := base(); g.limit, g.floor = 2, 2; return g }, windowStats{n: 20, sum: 2000 * ms, busy: true},
+			2, reasonLatency, 10 * ms, false},
+		{"ceiling holds", func() gradient { g := base(); g.ceiling = 110; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+			110, reasonLatency, 10 * ms, false},
+		{"probe due", func() gradient { g := base(); g.nextProbe = 0; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
+		{"probe ends: the baseline is its mean, even higher", func() gradient { g := base(); g.probing = true; return g },
+			windowStats{n: 50, sum: 1000 * ms}, 100, reasonProbeEnded, 20 * ms, false},
+		{"no samples", base, windowStats{}, 100, nil, 10 * ms, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.g()
+			why := g.update(time.Second, tc.s)
+			if math.Abs(g.limit-tc.wantLimit) > 1e-9 || why != tc.wantWhy || g.baseline != tc.wantBase || g.probing != tc.probing {
+				t.Errorf("update = limit %v, %v, baseline %v, probing %v; want %v, %v, %v, %v",
+					g.limit, why, g.baseline, g.probing, tc.wantLimit, tc.wantWhy, tc.wantBase, tc.probing)
+			}
+		})
+	}
+}
+
+// TestGradientPublished: a probe halves the limit calls see, except the
+// first, which measures under the initial limit.
+func TestGradientPublished(t *testing.T) {
+	tests := []struct {
+		name string
+		g    gradient
+		want int64
+	}{
+		{"steady", gradient{floor: 1, limit: 41.7, baseline: 1}, 41},
+		{"probing", gradient{floor: 1, limit: 41.7, baseline: 1, probing: true}, 20},
+		{"probing at the floor", gradient{floor: 30, limit: 41.7, baseline: 1, probing: true}, 30},
+		{"first probe", gradient{floor: 1, limit: 20, probing: true}, 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.g.published(); got != tc.want {
+				t.Errorf("published() = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

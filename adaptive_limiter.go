@@ -1,0 +1,524 @@
+package resilience
+
+import (
+	"container/list"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AdaptiveLimiter limits how many calls run at once, as a [Bulkhead] does,
+// but finds the limit itself: it raises the limit while the latency of the
+// calls it admits stays near their latency without load, and lowers it
+// when they slow down, time out or panic, always between a floor and a
+// ceiling. A server that puts one in front of its handlers sheds the load
+// it cannot serve without anyone guessing its capacity, which changes with
+// every deploy, every dependency's latency and every noisy neighbour.
+//
+// The limit follows Envoy's adaptive concurrency filter: once per window
+// (100ms, or twice the recent latency, and 20 samples at least) it
+// becomes L·g + √(L·g), where g is 1.25 times the no-load latency over the
+// window's mean latency, kept within [0.5, 2]. Under overload this settles
+// near 1.25 times the concurrency the server serves without queueing,
+// whatever the limit was before: it cannot creep up as Netflix's Gradient2
+// does under moderate overload. The no-load latency is measured afresh
+// every 30s by a probe: the limit is halved until 50 calls admitted under
+// it have finished, which drains the queue the limit allowed, and their
+// mean latency becomes the new baseline. A minimum kept over loaded windows
+// instead would rise with that queue, as Vegas' does. A window in which a
+// call timed out or panicked (see [WithAdaptiveDropIf]) cuts the limit by
+// a tenth at least, so a latency pinned at a timeout lowers it too. A call
+// whose caller cancelled it is not a sample. The first 50 calls measure
+// the first baseline under the initial limit.
+//
+// A call's [Priority] (see [WithPriority]) decides how much of the limit
+// it may use: critical calls all of it, sheddable ones half (see the
+// priorities' docs), so under overload the lowest priorities are refused
+// first, and while the critical calls alone fit in the limit they are not
+// refused.
+//
+// A refused call gets an error matching [ErrLimitExceeded], a *[ShedError]
+// whose RetryAfter is the recent mean latency. [WithAdaptiveWait] lets a
+// call wait for a slot instead, for a bounded time; waiters are served by
+// priority, the highest first, and in order of arrival within one.
+//
+// With an observer ([WithObserver]) it reports, with component
+// "adaptive-limiter": an [EventLimitChanged] whenever the window moves the
+// limit, an [EventRefused] for each refusal (Err is the *ShedError, with
+// the call's priority; Wait its hint), [EventWaitStarted] and
+// [EventWaitEnded] around a wait, and, for an [OutcomeObserver] that asks,
+// an [EventCallEnded] for every call.
+//
+// Time comes from the clock given with [WithClock]. Admitting a call is
+// one compare-and-swap and a reading of the clock; its end is a few atomic
+// additions and a reading of the clock; the limit is worked out by the
+// call that ends a window, under a lock no call waits for. It allocates
+// nothing through [Guarded]. An AdaptiveLimiter is safe for concurrent
+// use. Its zero value is not usable: make one with [NewAdaptiveLimiter].
+type AdaptiveLimiter struct {
+	// state holds the calls in flight in its low 32 bits and the number of
+	// waiters above them. While anybody waits, slots change hands under mu.
+	state atomic.Int64
+	limit atomic.Int64 // the limit calls are admitted under
+	hint  atomic.Int64 // the recent mean latency, for refusals
+
+	// The current window's aggregates, and when it may close.
+	n, sum, drops atomic.Int64
+	busy          atomic.Bool
+	closeAt       atomic.Int64 // on the time line
+	need          atomic.Int64 // samples needed to close
+	probeFrom     atomic.Int64 // during a probe, calls entered before are no samples
+
+	wmu sync.Mutex // held by the call closing a window
+	g   gradient   // guarded by wmu
+
+	wait   time.Duration
+	queue  int64 // most waiters; -1: any number
+	dropIf func(error) bool
+	common
+	origin time.Time // the time line's zero
+
+	mu      sync.Mutex
+	waiters [priorityLevels]list.List // of *limiterWaiter, by level, oldest first; guarded by mu
+}
+
+const (
+	adaptiveSlotMask  = 1<<32 - 1
+	adaptiveOneWaiter = 1 << 32
+)
+
+// limiterWaiter is a call waiting for a slot.
+type limiterWaiter struct {
+	ready   chan struct{} // closed when the waiter is given a slot
+	granted bool          // guarded by mu
+	level   int
+	elem    *list.Element
+}
+
+// NewAdaptiveLimiter returns an adaptive concurrency limiter, with a limit
+// of 20 to start with, between 1 and 1000 (see the options). It panics if
+// an option is invalid, or if the floor is above the ceiling or the
+// initial limit outside them.
+func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
+	cfg := adaptiveConfig{
+		floor: 1, ceiling: 1000, tolerance: 1.25,
+		window: 100 * time.Millisecond, probeEvery: 30 * time.Second,
+		queue: -1, dropIf: isDrop,
+	}
+	for _, o := range opts {
+		checkOption("NewAdaptiveLimiter", o)
+		o.applyAdaptiveLimiter(&cfg)
+	}
+	if cfg.floor > cfg.ceiling {
+		panic(fmt.Sprintf("resilience: NewAdaptiveLimiter: WithAdaptiveLimits floor %d is above the ceiling %d", cfg.floor, cfg.ceiling))
+	}
+	if cfg.initial == 0 {
+		cfg.initial = min(max(20, cfg.floor), cfg.ceiling)
+	}
+	if cfg.initial < cfg.floor || cfg.initial > cfg.ceiling {
+		panic(fmt.Sprintf("resilience: NewAdaptiveLimiter: WithAdaptiveInitial %d is outside the limits [%d, %d]", cfg.initial, cfg.floor, cfg.ceiling))
+	}
+	l := &AdaptiveLimiter{wait: cfg.wait, queue: cfg.queue, dropIf: cfg.dropIf, common: cfg.common}
+	l.origin = l.now()
+	l.g = gradient{
+		floor: float64(cfg.floor), ceiling: float64(cfg.ceiling), tolerance: cfg.tolerance,
+		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 50, minSamples: 20,
+		limit: float64(cfg.initial), probing: true,
+	}
+	l.publish()
+	return l
+}
+
+// AdaptiveLimiterOption configures [NewAdaptiveLimiter]. [Option]
+// ([WithClock], [WithObserver], [WithName]) is one too.
+type AdaptiveLimiterOption interface {
+	applyAdaptiveLimiter(*adaptiveConfig)
+}
+
+type adaptiveConfig struct {
+	initial, floor, ceiling int
+	tolerance               float64
+	window, probeEvery      time.Duration
+	wait                    time.Duration
+	queue                   int64
+	dropIf                  func(error) bool
+	common
+}
+
+type adaptiveOptionFunc func(*adaptiveConfig)
+
+func (f adaptiveOptionFunc) applyAdaptiveLimiter(c *adaptiveConfig) { f(c) }
+
+func (o Option) applyAdaptiveLimiter(c *adaptiveConfig) { o.set(&c.common) }
+
+// WithAdaptiveLimits bounds the limit: it never goes below floor nor above
+// ceiling. The defaults are 1 and 1000. It panics if floor is less than 1,
+// or ceiling more than math.MaxInt32; [NewAdaptiveLimiter] panics if floor
+// is above ceiling.
+func WithAdaptiveLimits(floor, ceiling int) AdaptiveLimiterOption {
+	if floor < 1 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveLimits: floor must be at least 1, got %d", floor))
+	}
+	if ceiling > math.MaxInt32 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveLimits: ceiling must be at most %d, got %d", math.MaxInt32, ceiling))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.floor, c.ceiling = floor, ceiling })
+}
+
+// WithAdaptiveInitial sets the limit to start with, under which the first
+// baseline is measured. The default is 20, or the floor or the ceiling if
+// 20 is outside them. It panics if n is less than 1.
+func WithAdaptiveInitial(n int) AdaptiveLimiterOption {
+	if n < 1 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveInitial: initial limit must be at least 1, got %d", n))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.initial = n })
+}
+
+// WithAdaptiveTolerance sets how much slower than the no-load latency the
+// calls may be before the limit stops rising: the limit settles where the
+// latency is about f times the baseline. The default is 1.25. It panics if
+// f is NaN, less than 1 or infinite.
+func WithAdaptiveTolerance(f float64) AdaptiveLimiterOption {
+	if !(f >= 1) || math.IsInf(f, 1) {
+		panic(fmt.Sprintf("resilience: WithAdaptiveTolerance: tolerance must be at least 1 and finite, got %v", f))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.tolerance = f })
+}
+
+// WithAdaptiveWindow sets the shortest window over which latencies are
+// averaged before the limit moves; a window lasts twice the recent mean
+// latency if that is longer, and until 20 calls have ended. The default
+// is 100ms. It panics if d is not positive.
+func WithAdaptiveWindow(d time.Duration) AdaptiveLimiterOption {
+	if d <= 0 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveWindow: window must be positive, got %v", d))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.window = d })
+}
+
+// WithAdaptiveProbeInterval sets how often the no-load latency is measured
+// again by halving the limit for a moment. The default is 30s. It panics
+// if d is not positive.
+func WithAdaptiveProbeInterval(d time.Duration) AdaptiveLimiterOption {
+	if d <= 0 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveProbeInterval: interval must be positive, got %v", d))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.probeEvery = d })
+}
+
+// WithAdaptiveWait lets a call that finds its share of the limit in use
+// wait up to d for a slot before it is refused. The wait also ends when
+// the call's context does. The default, 0, is not to wait. It panics if d
+// is negative.
+func WithAdaptiveWait(d time.Duration) AdaptiveLimiterOption {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveWait: wait must not be negative, got %v", d))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.wait = d })
+}
+
+// WithAdaptiveQueue bounds how many calls may wait at once; a call that
+// finds the queue full is refused at once. It matters only with
+// [WithAdaptiveWait]. By default any number may wait. It panics if n is
+// negative.
+func WithAdaptiveQueue(n int) AdaptiveLimiterOption {
+	if n < 0 {
+		panic(fmt.Sprintf("resilience: WithAdaptiveQueue: queue length must not be negative, got %d", n))
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.queue = int64(n) })
+}
+
+// WithAdaptiveDropIf sets which errors of admitted calls are drops, signs
+// of overload that cut the limit. By default a drop is an error matching
+// context.DeadlineExceeded (a [Timeout]'s [ErrTimeout] does) or a
+// *[PanicError]; other errors are answers like any other. It panics if f
+// is nil.
+func WithAdaptiveDropIf(f func(err error) bool) AdaptiveLimiterOption {
+	if f == nil {
+		panic("resilience: WithAdaptiveDropIf: predicate is nil")
+	}
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.dropIf = f })
+}
+
+// isDrop is the default drop predicate.
+func isDrop(err error) bool {
+	var pe *PanicError
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe)
+}
+
+// Limit returns the limit calls are admitted under now.
+func (l *AdaptiveLimiter) Limit() int { return int(l.limit.Load()) }
+
+// InFlight returns the number of calls admitted and not yet done.
+func (l *AdaptiveLimiter) InFlight() int { return int(l.state.Load() & adaptiveSlotMask) }
+
+// Queued returns the number of calls waiting for a slot.
+func (l *AdaptiveLimiter) Queued() int { return int(l.state.Load() / adaptiveOneWaiter) }
+
+// Enter admits the call or refuses it, as described on [AdaptiveLimiter].
+// The done function it returns must be called exactly once with the call's
+// outcome.
+func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err error) {
+	t, err := l.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(err error) { l.exit(ctx, t, err) }, nil
+}
+
+// elapsed returns the time on the limiter's time line.
+func (l *AdaptiveLimiter) elapsed() int64 { return int64(l.since(l.origin)) }
+
+// threshold returns how many calls of level lv may be in flight under
+// limit lim.
+func threshold(lim int64, lv int) int64 { return max(lim*priorityShare[lv]/100, 1) }
+
+// enter admits a call and returns its ticket, the time it was admitted.
+// Below the sheddable share of the limit it needs no priority.
+func (l *AdaptiveLimiter) enter(ctx context.Context) (uint64, error) {
+	s := l.state.Load()
+	if s < l.limit.Load()*priorityShare[0]/100 && l.state.CompareAndSwap(s, s+1) {
+		return uint64(l.elapsed()), nil
+	}
+	return l.enterSlow(ctx)
+}
+
+func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
+	p := PriorityFrom(ctx)
+	lv := p.level()
+	for {
+		s := l.state.Load()
+		if s >= adaptiveOneWaiter || s >= threshold(l.limit.Load(), lv) {
+			break
+		}
+		if l.state.CompareAndSwap(s, s+1) {
+			return uint64(l.elapsed()), nil
+		}
+	}
+	if l.wait == 0 {
+		return 0, l.refuse(ctx, p)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	w, ok := l.enqueue(lv)
+	switch {
+	case w != nil:
+		if err := l.await(ctx, w, p); err != nil {
+			return 0, err
+		}
+	case !ok:
+		return 0, l.refuse(ctx, p)
+	}
+	return uint64(l.elapsed()), nil
+}
+
+// refuse reports the refusal of a call of priority p and returns its error.
+func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
+	err := &ShedError{sentinel: ErrLimitExceeded, priority: p, after: max(time.Duration(l.hint.Load()), time.Millisecond)}
+	if l.observer != nil {
+		l.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-limiter", Err: err, Wait: err.after})
+	}
+	return err
+}
+
+// enqueue takes a slot for a call of level lv if one is free for it and
+// no call of its level or above waits, or queues it: it returns a nil
+// waiter and true when it took a slot, nil and false when it may not wait.
+func (l *AdaptiveLimiter) enqueue(lv int) (*limiterWaiter, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ahead := false
+	for i := lv; i < priorityLevels; i++ {
+		ahead = ahead || l.waiters[i].Len() > 0
+	}
+	for {
+		s := l.state.Load()
+		waiting, inFlight := s/adaptiveOneWaiter, s&adaptiveSlotMask
+		if !ahead && inFlight < threshold(l.limit.Load(), lv) {
+			if l.state.CompareAndSwap(s, s+1) {
+				return nil, true
+			}
+			continue
+		}
+		if l.queue >= 0 && waiting >= l.queue {
+			return nil, false
+		}
+		if l.state.CompareAndSwap(s, s+adaptiveOneWaiter) {
+			break
+		}
+	}
+	w := &limiterWaiter{ready: make(chan struct{}), level: lv}
+	w.elem = l.waiters[lv].PushBack(w)
+	return w, true
+}
+
+// await waits in the queue for a slot to be handed to w.
+func (l *AdaptiveLimiter) await(ctx context.Context, w *limiterWaiter, p Priority) error {
+	var start time.Time
+	if l.observer != nil {
+		start = l.now()
+		l.observeHolding(ctx, Event{Kind: EventWaitStarted, Component: "adaptive-limiter"}, w)
+	}
+	wctx, stop := l.waitCtx(ctx, l.wait)
+	defer stop()
+	var err error
+	select {
+	case <-w.ready:
+	case <-wctx.Done():
+		err = l.leave(ctx, w, p)
+	}
+	if l.observer != nil {
+		e := Event{Kind: EventWaitEnded, Component: "adaptive-limiter", Wait: l.since(start), Err: err}
+		if err == nil {
+			l.observeHolding(ctx, e, w)
+			return nil
+		}
+		l.observe(ctx, e)
+		if se, ok := err.(*ShedError); ok {
+			l.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-limiter", Err: err, Wait: se.after})
+		}
+	}
+	return err
+}
+
+// leave takes w out of the queue once its wait has ended, and returns why
+// it ended: ctx's error, or a refusal when the wait ran out. It returns nil
+// if a slot was handed to w meanwhile: w holds it.
+func (l *AdaptiveLimiter) leave(ctx context.Context, w *limiterWaiter, p Priority) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if w.granted {
+		return nil
+	}
+	l.waiters[w.level].Remove(w.elem)
+	l.state.Add(-adaptiveOneWaiter)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return &ShedError{sentinel: ErrLimitExceeded, priority: p, after: max(time.Duration(l.hint.Load()), time.Millisecond)}
+}
+
+// observeHolding reports e about waiter w, which is queued or holds a
+// slot. Should the observer panic, w gives back what it holds first.
+func (l *AdaptiveLimiter) observeHolding(ctx context.Context, e Event, w *limiterWaiter) {
+	ok := false
+	defer func() {
+		if !ok && l.leave(ctx, w, PriorityFrom(ctx)) == nil {
+			l.release()
+		}
+	}()
+	l.observe(ctx, e)
+	ok = true
+}
+
+// release frees a slot, or hands it to a waiter, and returns the number of
+// calls that were in flight.
+func (l *AdaptiveLimiter) release() int64 {
+	for {
+		s := l.state.Load()
+		if s >= adaptiveOneWaiter {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			in := l.state.Load() & adaptiveSlotMask
+			l.state.Add(-1)
+			l.admitWaiters()
+			return in
+		}
+		if l.state.CompareAndSwap(s, s-1) {
+			return s
+		}
+	}
+}
+
+// admitWaiters gives free slots to waiters, the highest priority first,
+// as long as their share of the limit allows. l.mu is held.
+func (l *AdaptiveLimiter) admitWaiters() {
+	lim := l.limit.Load()
+	for lv := priorityLevels - 1; lv >= 0; lv-- {
+		q := &l.waiters[lv]
+		for q.Len() > 0 && l.state.Load()&adaptiveSlotMask < threshold(lim, lv) {
+			w := q.Remove(q.Front()).(*limiterWaiter)
+			l.state.Add(1 - adaptiveOneWaiter)
+			w.granted = true
+			close(w.ready)
+		}
+	}
+}
+
+// exit ends a call of context ctx admitted with ticket t, and makes it a
+// sample of the current window unless its caller cancelled it.
+func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error) {
+	now := l.elapsed()
+	inFlight := l.release()
+	if l.outcomes {
+		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t))})
+	}
+	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled {
+		return // the caller left: the call says nothing of the server
+	}
+	if int64(t) < l.probeFrom.Load() {
+		return // admitted before the probe, under the higher limit
+	}
+	l.sum.Add(now - int64(t))
+	n := l.n.Add(1)
+	if err != nil && l.dropIf(err) {
+		l.drops.Add(1)
+	}
+	if 2*inFlight >= l.limit.Load() && !l.busy.Load() {
+		l.busy.Store(true)
+	}
+	if now >= l.closeAt.Load() && n >= l.need.Load() {
+		l.closeWindow(ctx, now)
+	}
+}
+
+// closeWindow works out the limit from the window's samples, unless another
+// call is doing so already, and reports the change outside the lock.
+func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
+	if !l.wmu.TryLock() {
+		return
+	}
+	old := l.limit.Load()
+	at, need := l.g.closesAt()
+	if now < int64(at) || l.n.Load() < need {
+		l.wmu.Unlock()
+		return
+	}
+	s := windowStats{
+		n: l.n.Swap(0), sum: time.Duration(l.sum.Swap(0)),
+		drops: l.drops.Swap(0), busy: l.busy.Swap(false),
+	}
+	why := l.g.update(time.Duration(now), s)
+	l.publish()
+	lim := l.limit.Load()
+	l.wmu.Unlock()
+	if lim > old && l.state.Load() >= adaptiveOneWaiter {
+		l.mu.Lock()
+		l.admitWaiters()
+		l.mu.Unlock()
+	}
+	if l.observer != nil && why != nil && lim != old {
+		l.observe(ctx, Event{Kind: EventLimitChanged, Component: "adaptive-limiter", Attempt: int(old), Size: int(lim), Reason: why})
+	}
+}
+
+// publish makes the gradient's state the one calls see. l.wmu is held, or
+// the limiter is being built.
+func (l *AdaptiveLimiter) publish() {
+	l.limit.Store(l.g.published())
+	l.hint.Store(int64(l.g.recent))
+	if l.g.probing {
+		l.probeFrom.Store(int64(l.g.windowFrom))
+	} else {
+		l.probeFrom.Store(0)
+	}
+	at, need := l.g.closesAt()
+	l.closeAt.Store(int64(at))
+	l.need.Store(need)
+}

@@ -1,0 +1,253 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// AdaptiveThrottler is client-side throttling as the Google SRE book
+// describes it: a client that sees the service refuse much of what it
+// sends refuses some calls itself, before sending them, so that a
+// struggling service is not kept busy turning requests away. Over a
+// sliding window it counts requests (every call, refused locally or not)
+// and accepts (calls the service accepted), and refuses a new call with
+// probability
+//
+//	max(0, (requests − K·accepts) / (requests + 1))
+//
+// It refuses nothing while the window holds fewer than 20 requests (the
+// formula alone would refuse a new client's first call half the time).
+// With K = 2, the default, it refuses nothing while the service accepts
+// at least half of what it is sent, and lets through about twice what the
+// service accepts when it refuses more. The window is 10s by default (the
+// book suggests 2 minutes; a shorter one recovers sooner after a
+// brownout), kept in 10 parts that drop out in turn. After a brownout,
+// the few calls still sent find the service well and the share sent
+// about doubles as each part of the window goes by: at 1000 calls/s, a
+// service that took a tenth of them for 30s is sent everything again
+// within two windows.
+//
+// What counts as accepted is [WithThrottleAcceptedIf]'s predicate: by
+// default every outcome but a refusal or an overload (an error matching
+// context.DeadlineExceeded or [ErrBulkheadFull], or one that carries a
+// [RetryHint], as an HTTP 429 or 503 with Retry-After does, or a
+// [Breaker]'s, a [RateLimiter]'s or an adaptive guard's refusal). A call
+// whose caller cancelled it counts for nothing.
+//
+// A refused call gets an error matching [ErrThrottled], a *[ShedError]
+// whose RetryAfter is the time until the window next slides. It is a
+// [Guard]: put it outermost on the client side, where it sees every call.
+// With [WithObserver] it reports an [EventRefused] for each refusal (Err,
+// Wait the hint), with component "adaptive-throttler".
+//
+// Time comes from the clock of [WithClock], randomness from
+// [WithThrottleRand]. A call takes an atomic addition, two loads and a
+// reading of the clock, plus a random number when the formula says to
+// refuse some; it allocates nothing through [Guarded]. An
+// AdaptiveThrottler is safe for concurrent use; its zero value is not
+// usable: make one with [NewAdaptiveThrottler].
+type AdaptiveThrottler struct {
+	k        float64
+	width    time.Duration // of a part of the window
+	accepted func(error) bool
+	rand     source
+	common
+	origin time.Time
+
+	parts              [throttleParts]throttlePart
+	cur                atomic.Int64 // the part calls count in
+	partEnd            atomic.Int64 // when it ends, on the time line
+	oldReq, oldAccepts atomic.Int64 // the totals of the other parts
+	mu                 sync.Mutex   // held by the call that slides the window
+}
+
+const throttleParts = 10
+
+type throttlePart struct{ requests, accepts atomic.Int64 }
+
+// NewAdaptiveThrottler returns a client-side throttle, with K = 2 and a
+// window of 10s unless options say otherwise. It panics if an option is
+// invalid.
+func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
+	cfg := throttlerConfig{k: 2, window: 10 * time.Second, accepted: isAccepted}
+	for _, o := range opts {
+		checkOption("NewAdaptiveThrottler", o)
+		o.applyAdaptiveThrottler(&cfg)
+	}
+	t := &AdaptiveThrottler{k: cfg.k, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.rand}, common: cfg.common}
+	t.width = max(t.width, 1)
+	t.origin = t.now()
+	t.partEnd.Store(int64(t.width))
+	return t
+}
+
+// AdaptiveThrottlerOption configures [NewAdaptiveThrottler]. [Option]
+// ([WithClock], [WithObserver], [WithName]) is one too.
+type AdaptiveThrottlerOption interface {
+	applyAdaptiveThrottler(*throttlerConfig)
+}
+
+type throttlerConfig struct {
+	k        float64
+	window   time.Duration
+	accepted func(error) bool
+	rand     Rand
+	common
+}
+
+type throttlerOptionFunc func(*throttlerConfig)
+
+func (f throttlerOptionFunc) applyAdaptiveThrottler(c *throttlerConfig) { f(c) }
+
+func (o Option) applyAdaptiveThrottler(c *throttlerConfig) { o.set(&c.common) }
+
+// WithThrottleK sets K, how many requests per accepted one the throttle
+// lets through before it refuses some. The default is 2; 1.1 sheds
+// almost all the load the service refuses, at the cost of refusing some
+// calls a recovering service would have taken. It panics if k is NaN,
+// infinite or less than 1.
+func WithThrottleK(k float64) AdaptiveThrottlerOption {
+	if !(k >= 1) || math.IsInf(k, 1) {
+		panic(fmt.Sprintf("resilience: WithThrottleK: K must be at least 1 and finite, got %v", k))
+	}
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.k = k })
+}
+
+// WithThrottleWindow sets the window over which requests and accepts are
+// counted. The default is 10s. It panics if d is less than 10ns.
+func WithThrottleWindow(d time.Duration) AdaptiveThrottlerOption {
+	if d < throttleParts {
+		panic(fmt.Sprintf("resilience: WithThrottleWindow: window must be at least 10ns, got %v", d))
+	}
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.window = d })
+}
+
+// WithThrottleAcceptedIf sets which outcomes count as accepted by the
+// service: f(nil) is asked too. The default is described on
+// [AdaptiveThrottler]. It panics if f is nil.
+func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
+	if f == nil {
+		panic("resilience: WithThrottleAcceptedIf: predicate is nil")
+	}
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.accepted = f })
+}
+
+// WithThrottleRand makes the throttle draw from r, so that tests see the
+// same refusals on every run. r must be safe for concurrent use if the
+// throttle is shared (a *rand.Rand of math/rand/v2 is not). By default it
+// draws from math/rand/v2's top-level functions. It panics if r is nil.
+func WithThrottleRand(r Rand) AdaptiveThrottlerOption {
+	if isNil(r) {
+		panic("resilience: WithThrottleRand: rand is " + nilName(r))
+	}
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.rand = r })
+}
+
+// isAccepted is the default predicate of what the service accepted.
+func isAccepted(err error) bool {
+	if err == nil {
+		return true
+	}
+	var h RetryHint
+	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrBulkheadFull) && !errors.As(err, &h)
+}
+
+// Enter admits the call or refuses it, as described on
+// [AdaptiveThrottler]. The done function it returns must be called exactly
+// once with the call's outcome.
+func (t *AdaptiveThrottler) Enter(ctx context.Context) (done func(err error), err error) {
+	if _, err := t.enter(ctx); err != nil {
+		return nil, err
+	}
+	return func(err error) { t.exit(ctx, 0, err) }, nil
+}
+
+// Ratio returns the probability with which the throttle refuses a call
+// now.
+func (t *AdaptiveThrottler) Ratio() float64 {
+	p := t.part()
+	return t.ratio(t.oldReq.Load()+p.requests.Load(), t.oldAccepts.Load()+p.accepts.Load())
+}
+
+func (t *AdaptiveThrottler) ratio(req, acc int64) float64 {
+	if req < throttleMinRequests {
+		return 0
+	}
+	return max(0, (float64(req)-t.k*float64(acc))/float64(req+1))
+}
+
+// throttleMinRequests is the number of requests in the window below which
+// the throttle refuses nothing: the formula alone would refuse a new
+// client's first call with a probability of one half.
+const throttleMinRequests = 20
+
+func (t *AdaptiveThrottler) part() *throttlePart { return &t.parts[t.cur.Load()] }
+
+func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
+	now := int64(t.since(t.origin))
+	if now >= t.partEnd.Load() {
+		t.slide(now)
+	}
+	p := t.part()
+	req := t.oldReq.Load() + p.requests.Add(1)
+	acc := t.oldAccepts.Load() + p.accepts.Load()
+	if req < throttleMinRequests || float64(req) <= t.k*float64(acc) {
+		return 0, nil
+	}
+	if r := t.ratio(req, acc); r > 0 && float64(t.rand.uint64()>>11)/(1<<53) < r {
+		err := &ShedError{sentinel: ErrThrottled, priority: PriorityFrom(ctx), after: max(time.Duration(t.partEnd.Load()-now), time.Millisecond)}
+		if t.observer != nil {
+			t.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-throttler", Err: err, Wait: err.after})
+		}
+		return 0, err
+	}
+	return 0, nil
+}
+
+func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error) {
+	p := t.part()
+	switch {
+	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled:
+		p.requests.Add(-1)
+	case t.accepted(err):
+		p.accepts.Add(1)
+	}
+}
+
+// slide moves the window on to the part now falls in, dropping the parts
+// that ended, unless another call is doing so. A count made meanwhile in a
+// part being dropped may be lost: the throttle is a statistic.
+func (t *AdaptiveThrottler) slide(now int64) {
+	if !t.mu.TryLock() {
+		return
+	}
+	defer t.mu.Unlock()
+	end := t.partEnd.Load()
+	if now < end {
+		return
+	}
+	steps := (now-end)/int64(t.width) + 1
+	cur := t.cur.Load()
+	for i := range min(steps, throttleParts) {
+		p := &t.parts[(cur+1+i)%throttleParts]
+		p.requests.Store(0)
+		p.accepts.Store(0)
+	}
+	cur = (cur + steps) % throttleParts
+	var req, acc int64
+	for i := range throttleParts {
+		if int64(i) != cur {
+			req += max(t.parts[i].requests.Load(), 0)
+			acc += t.parts[i].accepts.Load()
+		}
+	}
+	t.oldReq.Store(req)
+	t.oldAccepts.Store(acc)
+	t.cur.Store(cur)
+	t.partEnd.Store(end + steps*int64(t.width))
+}

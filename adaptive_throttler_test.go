@@ -1,0 +1,183 @@
+package resilience_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/faf87a20/resilience"
+)
+
+// neverRand draws the largest number: the throttle never refuses with it.
+type neverRand struct{}
+
+func (neverRand) Uint64() uint64 { return 1<<64 - 1 }
+
+// TestAdaptiveThrottlerRatio: the probability of a refusal is the SRE
+// book's max(0, (requests − K·accepts)/(requests + 1)).
+func TestAdaptiveThrottlerRatio(t *testing.T) {
+	refused := errors.New("503")
+	tests := []struct {
+		name            string
+		k               float64
+		calls, accepted int
+		want            float64
+	}{
+		{"all accepted", 2, 100, 100, 0},
+		{"half accepted, K 2", 2, 100, 50, 0},
+		{"30% accepted, K 2", 2, 100, 30, 40.0 / 101},
+		{"none accepted", 2, 100, 0, 100.0 / 101},
+		{"half accepted, K 1.1", 1.1, 100, 50, 45.0 / 101},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleK(tc.k), resilience.WithThrottleRand(neverRand{}),
+				resilience.WithClock(newManualClock()), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+			for i := range tc.calls {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				if i < tc.accepted {
+					done(nil)
+				} else {
+					done(refused)
+				}
+			}
+			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
+		})
+	}
+}
+
+// TestAdaptiveThrottlerBrownout: a client sends 1000 calls/s to a service
+// that can take only 100 a second for a while and refuses the rest. With
+// K = 2 the throttle sends it about twice what it accepts (not ten
+// times), and once the service is well again it throttles less and less,
+// and nothing after two windows.
+func TestAdaptiveThrottlerBrownout(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(rand.New(rand.NewPCG(seed, 2))))
+			// run sends a call every millisecond for d; the service
+			// accepts one every every-th millisecond at most.
+			run := func(d time.Duration, every int) (sent, accepted, throttled int) {
+				for i := range int(d / time.Millisecond) {
+					clk.Add(time.Millisecond)
+					done, err := th.Enter(context.Background())
+					if err != nil {
+						require.ErrorIs(t, err, resilience.ErrThrottled)
+						throttled++
+						continue
+					}
+					sent++
+					if accepted*every > i {
+						done(resilience.ErrBulkheadFull)
+						continue
+					}
+					accepted++
+					done(nil)
+				}
+				return sent, accepted, throttled
+			}
+			_, _, throttled := run(20*time.Second, 1)
+			assert.Zero(t, throttled, "healthy")
+			run(10*time.Second, 10) // the window fills with refusals
+			sent, accepted, _ := run(20*time.Second, 10)
+			assert.InDelta(t, 2, float64(sent)/float64(accepted), 0.2, "load on the service over what it accepts")
+			// The few calls sent find the service well, and the share
+			// sent about doubles as each part of the window goes by.
+			_, _, throttled = run(10*time.Second, 1)
+			assert.Less(t, throttled, 7000, "the window's first 10s after")
+			_, _, throttled = run(10*time.Second, 1)
+			assert.Less(t, throttled, 100, "the next 10s")
+			_, _, throttled = run(5*time.Second, 1)
+			assert.Zero(t, throttled, "recovered")
+		})
+	}
+}
+
+// TestAdaptiveThrottlerOutcomes: what counts as accepted by default; a
+// call its caller cancelled counts for nothing.
+func TestAdaptiveThrottlerOutcomes(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		cancelled bool
+		want      float64 // the ratio after 20 such calls
+	}{
+		{"success", nil, false, 0},
+		{"an answer that is an error", errors.New("not found"), false, 0},
+		{"timeout", resilience.ErrTimeout, false, 20.0 / 21},
+		{"bulkhead full", resilience.ErrBulkheadFull, false, 20.0 / 21},
+		{"a refusal with a hint", &resilience.ShedError{}, false, 20.0 / 21},
+		{"cancelled by the caller", context.Canceled, true, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(neverRand{}), resilience.WithClock(newManualClock()))
+			for range 20 {
+				ctx, cancel := context.WithCancel(context.Background())
+				done, err := th.Enter(ctx)
+				require.NoError(t, err)
+				if tc.cancelled {
+					cancel()
+				}
+				done(tc.err)
+				cancel()
+			}
+			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
+		})
+	}
+}
+
+// TestAdaptiveThrottlerWindow: counts drop out of the window part by part.
+func TestAdaptiveThrottlerWindow(t *testing.T) {
+	clk := newManualClock()
+	th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+	for range 20 {
+		done, err := th.Enter(context.Background())
+		require.NoError(t, err)
+		done(resilience.ErrTimeout)
+	}
+	tests := []struct {
+		after time.Duration
+		want  float64
+	}{
+		{5 * time.Second, 19.0 / 22}, // 21 requests, 1 accepted
+		{4 * time.Second, 18.0 / 23},
+		{2 * time.Second, 0}, // 11s: the part of the refusals has gone
+	}
+	for _, tc := range tests {
+		clk.Add(tc.after)
+		done, err := th.Enter(context.Background()) // slides the window
+		require.NoError(t, err)
+		done(nil)
+		assert.InDelta(t, tc.want, th.Ratio(), 1e-9, "after %v more", tc.after)
+	}
+}
+
+func TestAdaptiveThrottlerBadOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"K NaN", func() { resilience.WithThrottleK(nan()) }, "resilience: WithThrottleK: K must be at least 1 and finite, got NaN"},
+		{"K below 1", func() { resilience.WithThrottleK(0.5) }, "resilience: WithThrottleK: K must be at least 1 and finite, got 0.5"},
+		{"window too short", func() { resilience.WithThrottleWindow(0) }, "resilience: WithThrottleWindow: window must be at least 10ns, got 0s"},
+		{"predicate nil", func() { resilience.WithThrottleAcceptedIf(nil) }, "resilience: WithThrottleAcceptedIf: predicate is nil"},
+		{"rand nil", func() { resilience.WithThrottleRand(nil) }, "resilience: WithThrottleRand: rand is nil"},
+		{"rand typed nil", func() { resilience.WithThrottleRand((*rand.Rand)(nil)) }, "resilience: WithThrottleRand: rand is a nil *rand.Rand"},
+		{"nil option", func() { resilience.NewAdaptiveThrottler(nil) }, "resilience: NewAdaptiveThrottler: option is nil"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.PanicsWithValue(t, tc.want, tc.f)
+		})
+	}
+}

@@ -1,0 +1,76 @@
+package resilience
+
+import (
+	"context"
+	"strconv"
+)
+
+// Priority says how much a call matters when a server has to shed load. An
+// [AdaptiveLimiter] that cannot admit every call refuses the lowest
+// priorities first. A call's priority travels in its context: set it with
+// [WithPriority], read it with [PriorityFrom]. The zero Priority is
+// [PriorityNormal], the priority of a call whose context carries none.
+type Priority int8
+
+// The priorities, from the first shed to the last.
+const (
+	// PrioritySheddable is work nobody waits for: prefetches, retries of
+	// best-effort jobs. It may use up to half of the limit.
+	PrioritySheddable Priority = -2
+	// PriorityLow is work that can come back later: batch jobs, crawlers.
+	// It may use up to 70% of the limit.
+	PriorityLow Priority = -1
+	// PriorityNormal is the priority of a call whose context carries none.
+	// It may use up to 80% of the limit.
+	PriorityNormal Priority = 0
+	// PriorityHigh is interactive work a person waits for. It may use up
+	// to 90% of the limit.
+	PriorityHigh Priority = 1
+	// PriorityCritical is work that must be served while the server can
+	// serve anything: health checks, payments. It may use the whole limit.
+	PriorityCritical Priority = 2
+)
+
+// priorityLevels is the number of priorities; level(p) indexes them from 0,
+// the sheddable, up.
+const priorityLevels = 5
+
+// priorityShare is the percentage of the limit each level may use, from
+// the sheddable up. The gaps between the shares are the room a level
+// keeps for the levels above it when the limit is reached: under overload
+// the lower levels are refused while the higher still find slots.
+var priorityShare = [priorityLevels]int64{50, 70, 80, 90, 100}
+
+// level returns p's index into the per-level tables, clamping a value
+// outside the named priorities to the nearest one.
+func (p Priority) level() int {
+	return int(min(max(p, PrioritySheddable), PriorityCritical) - PrioritySheddable)
+}
+
+var priorityNames = [priorityLevels]string{"sheddable", "low", "normal", "high", "critical"}
+
+// String returns the priority's name in lower case ("critical",
+// "sheddable"), or "Priority(n)" for a value outside the named ones.
+func (p Priority) String() string {
+	if p < PrioritySheddable || p > PriorityCritical {
+		return "Priority(" + strconv.Itoa(int(p)) + ")"
+	}
+	return priorityNames[p.level()]
+}
+
+type priorityKey struct{}
+
+// WithPriority returns a copy of ctx that carries priority p, for the
+// guards that shed load by priority ([AdaptiveLimiter]). A value above
+// [PriorityCritical] counts as critical, one below [PrioritySheddable] as
+// sheddable.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
+// PriorityFrom returns the priority ctx carries, set by [WithPriority], or
+// [PriorityNormal] if it carries none.
+func PriorityFrom(ctx context.Context) Priority {
+	p, _ := ctx.Value(priorityKey{}).(Priority)
+	return p
+}
