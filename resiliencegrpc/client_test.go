@@ -233,6 +233,8 @@ func TestClientOptionsRefused(t *testing.T) {
 		{"bad scope", "resiliencegrpc: WithClientGuard: unknown scope 7", func() {
 			resiliencegrpc.WithClientGuard(7, func(string) resilience.Guard { return nil })
 		}},
+		{"call attempts 0", "resiliencegrpc: CallAttempts: attempts must be between 1 and 10, got 0", func() { resiliencegrpc.CallAttempts(0) }},
+		{"call attempts 11", "resiliencegrpc: CallAttempts: attempts must be between 1 and 10, got 11", func() { resiliencegrpc.CallAttempts(11) }},
 		{"negative buffer", "resiliencegrpc: WithStreamBuffer: buffer must not be negative, got -1", func() { resiliencegrpc.WithStreamBuffer(-1) }},
 		{"nil clock", "resiliencegrpc: WithClock: clock is nil", func() { resiliencegrpc.WithClock(nil) }},
 		{"nil option", "resiliencegrpc: option is nil", func() { resiliencegrpc.UnaryClientInterceptor(nil) }},
