@@ -2,6 +2,8 @@ package resilienceotel_test
 
 import (
 	"context"
+	"os"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,4 +24,16 @@ func TestMeterScope(t *testing.T) {
 	require.Len(t, rm.ScopeMetrics, 1)
 	assert.Equal(t, resilienceotel.ScopeName, rm.ScopeMetrics[0].Scope.Name)
 	assert.Equal(t, resilienceotel.Version, rm.ScopeMetrics[0].Scope.Version)
+}
+
+// TestVersionIsTheRelease: Version is the version the module is released
+// at, which is the core's version it requires (RELEASING.md: every module
+// is tagged at one version).
+func TestVersionIsTheRelease(t *testing.T) {
+	data, err := os.ReadFile("go.mod")
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*(?:require\s+)?github\.com/faf87a20/resilience (v\S+)`).FindSubmatch(data)
+	require.NotNil(t, m, "go.mod requires no core version")
+	core := string(m[1])
+	assert.Equal(t, core, "v"+resilienceotel.Version, "Version, against the core version go.mod requires")
 }
