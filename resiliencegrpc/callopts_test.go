@@ -22,10 +22,16 @@ func TestCallAttempts(t *testing.T) {
 	tests := []struct {
 		name      string
 		opts      []resiliencegrpc.ClientOption
+		dialOpts  []grpc.DialOption
 		callOpts  []grpc.CallOption
 		wantCalls int
 	}{
 		{name: "the interceptor's attempts", wantCalls: 3},
+		{name: "the connection's default",
+			dialOpts: []grpc.DialOption{grpc.WithDefaultCallOptions(resiliencegrpc.CallAttempts(2))}, wantCalls: 2},
+		{name: "the call's own over the connection's default",
+			dialOpts: []grpc.DialOption{grpc.WithDefaultCallOptions(resiliencegrpc.CallAttempts(2))},
+			callOpts: []grpc.CallOption{resiliencegrpc.CallAttempts(4)}, wantCalls: 4},
 		{name: "one attempt: no retry", callOpts: []grpc.CallOption{resiliencegrpc.CallAttempts(1)}, wantCalls: 1},
 		{name: "more than the interceptor's",
 			opts:     []resiliencegrpc.ClientOption{resiliencegrpc.WithAttempts(2)},
@@ -40,7 +46,7 @@ func TestCallAttempts(t *testing.T) {
 			t.Run("unary", func(t *testing.T) {
 				srv := &scripted{script: unavailable}
 				opts := append([]resiliencegrpc.ClientOption{resiliencegrpc.WithClock(newRecordingClock())}, tc.opts...)
-				cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(opts...)))
+				cc := serve(t, srv, nil, append(tc.dialOpts, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(opts...)))...)
 				_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq, tc.callOpts...)
 				assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
 				assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
@@ -49,7 +55,7 @@ func TestCallAttempts(t *testing.T) {
 			t.Run("stream", func(t *testing.T) {
 				srv := &scripted{script: unavailable}
 				opts := append([]resiliencegrpc.ClientOption{resiliencegrpc.WithClock(newRecordingClock())}, tc.opts...)
-				cc := serve(t, srv, nil, grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(opts...)))
+				cc := serve(t, srv, nil, append(tc.dialOpts, grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(opts...)))...)
 				stream, err := healthpb.NewHealthClient(cc).Watch(context.Background(), checkReq, tc.callOpts...)
 				require.NoError(t, err)
 				_, err = stream.Recv()
