@@ -330,11 +330,12 @@ func UnaryClientInterceptor(opts ...ClientOption) grpc.UnaryClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		guards := c.guardsFor(method, cc.Target())
+		call := ctx
 		attempt := func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, guarded(ctx, guards, func(ctx context.Context) error {
 				var trailer metadata.MD
 				err := invoker(ctx, method, req, reply, cc, append(callOpts, grpc.Trailer(&trailer))...)
-				return withPushback(err, trailer)
+				return c.timedOut(call, ctx, withPushback(err, trailer))
 			})
 		}
 		if c.attemptTimeout != nil {
@@ -344,6 +345,49 @@ func UnaryClientInterceptor(opts ...ClientOption) grpc.UnaryClientInterceptor {
 		_, err := c.retry(callOpts).Execute(ctx, attempt)
 		return err
 	}
+}
+
+// timedOut marks err, an attempt's error, as the attempt's own timeout
+// when it is DEADLINE_EXCEEDED and the attempt's deadline, earlier than the
+// call's, has passed on the clock. grpc-go reports a deadline it sees
+// passed (when the server resets the stream first) before the timer that
+// ends the attempt's context has run, and the attempt's Timeout, which
+// asks the context, would not know that the attempt timed out.
+func (c *client) timedOut(call, attempt context.Context, err error) error {
+	if c.attemptTimeout == nil || status.Code(err) != codes.DeadlineExceeded {
+		return err
+	}
+	deadline, ok := attempt.Deadline()
+	if !ok || c.now().Before(deadline) {
+		return err
+	}
+	if d, ok := call.Deadline(); ok && !d.After(deadline) {
+		return err // the call's deadline, not the attempt's
+	}
+	return &attemptTimeoutError{err: err}
+}
+
+// now is the time on the configured clock.
+func (c *client) now() time.Time {
+	if c.cfg.clock != nil {
+		return c.cfg.clock.Now()
+	}
+	return time.Now()
+}
+
+// attemptTimeoutError is an attempt's DEADLINE_EXCEEDED that its own
+// timeout caused: it matches resilience.ErrTimeout, as the attempt's
+// Timeout makes it when its context has ended, and keeps the attempt's
+// status.
+type attemptTimeoutError struct{ err error }
+
+func (e *attemptTimeoutError) Error() string   { return e.err.Error() }
+func (e *attemptTimeoutError) Unwrap() []error { return []error{resilience.ErrTimeout, e.err} }
+
+// GRPCStatus returns the status of the attempt's error.
+func (e *attemptTimeoutError) GRPCStatus() *status.Status {
+	s, _ := status.FromError(e.err)
+	return s
 }
 
 // guarded runs call through the guards, outermost first.
