@@ -8,7 +8,7 @@ require (
 	github.com/avast/retry-go/v5 v5.1.1
 	github.com/cenkalti/backoff/v7 v7.0.3
 	github.com/eapache/go-resiliency v1.7.0
-	github.com/faf87a20/resilience v0.0.0
+	github.com/faf87a20/resilience v0.1.0
 	github.com/faf87a20/resilience/resilienceotel v0.0.0-00010101000000-000000000000
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/go-redis/redis_rate/v10 v10.0.1

@@ -25,10 +25,10 @@ func (c *counting) Observe(context.Context, resilience.Event) { c.n.Add(1) }
 
 // newOTel returns an Observer recording with the OpenTelemetry SDK into a
 // manual reader, which is never read: the cost is the measurements'.
-func newOTel(b *testing.B) *resilienceotel.Observer {
+func newOTel(b *testing.B, opts ...resilienceotel.Option) *resilienceotel.Observer {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
-	o, err := resilienceotel.NewObserver(resilienceotel.WithMeterProvider(mp))
+	o, err := resilienceotel.NewObserver(append([]resilienceotel.Option{resilienceotel.WithMeterProvider(mp)}, opts...)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func BenchmarkObserveEvent(b *testing.B) {
 		{"resilience-slog-text", ctx, resilience.NewSlogObserver(loud)},
 		{"resilience-otel-noop", ctx, bare}, // the observer's own work
 		{"resilience-otel", ctx, otel},
-		{"resilience-otel-span", spanCtx, otel},
+		{"resilience-otel-span", spanCtx, newOTel(b, resilienceotel.WithSpanEvents())},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

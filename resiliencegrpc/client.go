@@ -87,10 +87,11 @@ func WithCodes(cs ...codes.Code) ClientOption {
 }
 
 // WithAttempts sets how many attempts a call makes in all, the first
-// included. The default is 3. It panics unless 1 <= n <= 10.
+// included; [CallAttempts] changes it for one call. The default is 3. It
+// panics unless 1 <= n <= 10.
 func WithAttempts(n int) ClientOption {
-	if n < 1 || n > 10 {
-		panic(fmt.Sprintf("resiliencegrpc: WithAttempts: attempts must be between 1 and 10, got %d", n))
+	if n < 1 || n > maxAttempts {
+		panic(fmt.Sprintf("resiliencegrpc: WithAttempts: attempts must be between 1 and %d, got %d", maxAttempts, n))
 	}
 	return clientOptionFunc(func(cfg *clientConfig) { cfg.attempts = n })
 }
@@ -121,7 +122,11 @@ func WithAttemptTimeout(d time.Duration) ClientOption {
 // an observer, a cap on pushback waits ([resilience.WithMaxRetryAfter]; by
 // default a pushback is honoured exactly, up to the call's deadline). The
 // interceptor's own options (attempts, backoff, codes) come first, so
-// these may override them.
+// these may override them; a resilience.WithAttempts among them overrides
+// [CallAttempts] too. Without a budget among them, the retries of every
+// call through the interceptor draw on one quota of its own, the one a
+// Retry keeps by default (resilience.NewRetryQuota(40)), which reports to
+// the observer given here.
 func WithRetryOptions(opts ...resilience.RetryOption) ClientOption {
 	opts = append([]resilience.RetryOption(nil), opts...)
 	return clientOptionFunc(func(cfg *clientConfig) { cfg.retryOpts = append(cfg.retryOpts, opts...) })
@@ -164,12 +169,52 @@ func WithStreamBuffer(n int) ClientOption {
 	return clientOptionFunc(func(cfg *clientConfig) { cfg.buffer = n })
 }
 
-// client is what the interceptors share: the retry and the guards.
+// CallAttempts is a grpc.CallOption that sets how many attempts one call
+// makes in all, the first included, in place of the interceptor's
+// [WithAttempts]: CallAttempts(1) turns retries off for the call, for a
+// method that is not safe to repeat. Given to grpc.WithDefaultCallOptions
+// it sets the attempts of every call on the connection, and a call's own
+// comes after it and wins. The call's retries draw on the same retry
+// quota, throttle or budget as every other call through the interceptor.
+// Without [UnaryClientInterceptor] or [StreamClientInterceptor] on the
+// connection it does nothing. It panics unless 1 <= n <= 10.
+func CallAttempts(n int) grpc.CallOption {
+	if n < 1 || n > maxAttempts {
+		panic(fmt.Sprintf("resiliencegrpc: CallAttempts: attempts must be between 1 and %d, got %d", maxAttempts, n))
+	}
+	return callAttempts{n: n}
+}
+
+// callAttempts is the call option CallAttempts makes. It embeds
+// grpc.EmptyCallOption, as call options meant for interceptors do, so that
+// grpc-go passes it along and does nothing with it.
+type callAttempts struct {
+	grpc.EmptyCallOption
+	n int
+}
+
+// maxAttempts bounds WithAttempts and CallAttempts: past it, a retry
+// storm, not a recovery.
+const maxAttempts = 10
+
+// client is what the interceptors share: the retries and the guards.
 type client struct {
 	cfg            clientConfig
-	retry          resilience.Policy[struct{}]
-	attemptTimeout resilience.Policy[struct{}] // nil: none
-	guards         sync.Map                    // guardKey → resilience.Guard
+	retries        [maxAttempts + 1]resilience.Policy[struct{}] // by attempts; 0 unused
+	attemptTimeout resilience.Policy[struct{}]                  // nil: none
+	guards         sync.Map                                     // guardKey → resilience.Guard
+}
+
+// retry returns the retry of a call: the interceptor's, or the one of the
+// attempts a CallAttempts among its options asks for (the last, if more).
+func (c *client) retry(callOpts []grpc.CallOption) resilience.Policy[struct{}] {
+	n := c.cfg.attempts
+	for _, o := range callOpts {
+		if a, ok := o.(callAttempts); ok {
+			n = a.n
+		}
+	}
+	return c.retries[n]
 }
 
 func newClient(opts []ClientOption) *client {
@@ -184,18 +229,34 @@ func newClient(opts []ClientOption) *client {
 		cfg.backoff = DefaultBackoff()
 	}
 	c := &client{cfg: cfg}
-	retryOpts := []resilience.RetryOption{
-		resilience.WithAttempts(cfg.attempts),
-		resilience.WithBackoff(cfg.backoff),
-		resilience.WithMaxRetryAfter(time.Duration(math.MaxInt64)),
-		resilience.WithRetryIf(c.retryable),
-	}
+	var common []resilience.RetryBudgetOption // the observer, name and clock of the retries
 	var timeoutOpts []resilience.TimeoutOption
 	if cfg.clock != nil {
-		retryOpts = append(retryOpts, resilience.WithClock(cfg.clock))
+		common = append(common, resilience.WithClock(cfg.clock))
 		timeoutOpts = append(timeoutOpts, resilience.WithClock(cfg.clock))
 	}
-	c.retry = resilience.Retry[struct{}](append(retryOpts, cfg.retryOpts...)...)
+	for _, o := range cfg.retryOpts {
+		if o, ok := o.(resilience.Option); ok {
+			common = append(common, o)
+		}
+	}
+	// One retry for each number of attempts a call may ask for, all drawing
+	// on one quota: the one a Retry keeps by default, unless the options
+	// given with WithRetryOptions, which come after, name another.
+	quota := resilience.WithBudget(resilience.NewRetryQuota(40, common...))
+	for n := 1; n <= maxAttempts; n++ {
+		retryOpts := []resilience.RetryOption{
+			resilience.WithAttempts(n),
+			resilience.WithBackoff(cfg.backoff),
+			resilience.WithMaxRetryAfter(time.Duration(math.MaxInt64)),
+			resilience.WithRetryIf(c.retryable),
+			quota,
+		}
+		if cfg.clock != nil {
+			retryOpts = append(retryOpts, resilience.WithClock(cfg.clock))
+		}
+		c.retries[n] = resilience.Retry[struct{}](append(retryOpts, cfg.retryOpts...)...)
+	}
 	if cfg.attemptTime > 0 {
 		// gRPC calls honour their context: the cheaper cooperative mode.
 		timeoutOpts = append(timeoutOpts, resilience.WithTimeoutCooperative())
@@ -254,25 +315,79 @@ type guardKey struct {
 // call's deadline, and that passes each attempt through the guards. After
 // the attempts run out the caller gets the last attempt's error, whose
 // status code (status.Code) is the server's and which also matches
-// resilience.ErrRetriesExhausted. It panics if an option is invalid.
+// resilience.ErrRetriesExhausted. [CallAttempts] among a call's options
+// changes its attempts: CallAttempts(1) turns its retries off.
+//
+// Dial with grpc.WithDisableRetry() when a service config may turn on
+// grpc-go's own retry (a retryPolicy, from grpc.WithDefaultServiceConfig or
+// from the name resolver): grpc-go then retries each of this
+// interceptor's attempts, and a call to a server that keeps failing makes
+// the product of the two counts: 3 × 3 = 9 attempts with this
+// interceptor's default and a maxAttempts of 3, of which this
+// interceptor, its guards and its retry quota see 3. It panics if an
+// option is invalid.
 func UnaryClientInterceptor(opts ...ClientOption) grpc.UnaryClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
 		guards := c.guardsFor(method, cc.Target())
+		call := ctx
 		attempt := func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, guarded(ctx, guards, func(ctx context.Context) error {
 				var trailer metadata.MD
 				err := invoker(ctx, method, req, reply, cc, append(callOpts, grpc.Trailer(&trailer))...)
-				return withPushback(err, trailer)
+				return c.timedOut(call, ctx, withPushback(err, trailer))
 			})
 		}
 		if c.attemptTimeout != nil {
 			timed := attempt
 			attempt = func(ctx context.Context) (struct{}, error) { return c.attemptTimeout.Execute(ctx, timed) }
 		}
-		_, err := c.retry.Execute(ctx, attempt)
+		_, err := c.retry(callOpts).Execute(ctx, attempt)
 		return err
 	}
+}
+
+// timedOut marks err, an attempt's error, as the attempt's own timeout
+// when it is DEADLINE_EXCEEDED and the attempt's deadline, earlier than the
+// call's, has passed on the clock. grpc-go reports a deadline it sees
+// passed (when the server resets the stream first) before the timer that
+// ends the attempt's context has run, and the attempt's Timeout, which
+// asks the context, would not know that the attempt timed out.
+func (c *client) timedOut(call, attempt context.Context, err error) error {
+	if c.attemptTimeout == nil || status.Code(err) != codes.DeadlineExceeded {
+		return err
+	}
+	deadline, ok := attempt.Deadline()
+	if !ok || c.now().Before(deadline) {
+		return err
+	}
+	if d, ok := call.Deadline(); ok && !d.After(deadline) {
+		return err // the call's deadline, not the attempt's
+	}
+	return &attemptTimeoutError{err: err}
+}
+
+// now is the time on the configured clock.
+func (c *client) now() time.Time {
+	if c.cfg.clock != nil {
+		return c.cfg.clock.Now()
+	}
+	return time.Now()
+}
+
+// attemptTimeoutError is an attempt's DEADLINE_EXCEEDED that its own
+// timeout caused: it matches resilience.ErrTimeout, as the attempt's
+// Timeout makes it when its context has ended, and keeps the attempt's
+// status.
+type attemptTimeoutError struct{ err error }
+
+func (e *attemptTimeoutError) Error() string   { return e.err.Error() }
+func (e *attemptTimeoutError) Unwrap() []error { return []error{resilience.ErrTimeout, e.err} }
+
+// GRPCStatus returns the status of the attempt's error.
+func (e *attemptTimeoutError) GRPCStatus() *status.Status {
+	s, _ := status.FromError(e.err)
+	return s
 }
 
 // guarded runs call through the guards, outermost first.

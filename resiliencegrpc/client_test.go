@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -233,6 +235,8 @@ func TestClientOptionsRefused(t *testing.T) {
 		{"bad scope", "resiliencegrpc: WithClientGuard: unknown scope 7", func() {
 			resiliencegrpc.WithClientGuard(7, func(string) resilience.Guard { return nil })
 		}},
+		{"call attempts 0", "resiliencegrpc: CallAttempts: attempts must be between 1 and 10, got 0", func() { resiliencegrpc.CallAttempts(0) }},
+		{"call attempts 11", "resiliencegrpc: CallAttempts: attempts must be between 1 and 10, got 11", func() { resiliencegrpc.CallAttempts(11) }},
 		{"negative buffer", "resiliencegrpc: WithStreamBuffer: buffer must not be negative, got -1", func() { resiliencegrpc.WithStreamBuffer(-1) }},
 		{"nil clock", "resiliencegrpc: WithClock: clock is nil", func() { resiliencegrpc.WithClock(nil) }},
 		{"nil option", "resiliencegrpc: option is nil", func() { resiliencegrpc.UnaryClientInterceptor(nil) }},
@@ -247,3 +251,94 @@ var (
 	_ = errors.New
 	_ metadata.MD
 )
+
+// lateClock is a clock whose deadline contexts end only when their parent
+// does: a deadline has passed on it (Now is after it) before the context
+// knows, as on the real clock when the timer that ends a context runs
+// late. advance moves Now on.
+type lateClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *lateClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *lateClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func (c *lateClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	if pd, ok := parent.Deadline(); ok && pd.Before(d) {
+		d = pd
+	}
+	ctx, cancel := context.WithCancel(parent)
+	return lateDeadline{ctx, d}, cancel
+}
+
+// lateDeadline is a context with a deadline that does not end it.
+type lateDeadline struct {
+	context.Context
+	d time.Time
+}
+
+func (c lateDeadline) Deadline() (time.Time, bool) { return c.d, true }
+
+// TestUnaryAttemptTimeoutBeforeItsContext: an attempt that fails with
+// DEADLINE_EXCEEDED once its own deadline has passed, but before its
+// context's timer has ended the context, timed out, and is retried. grpc-go
+// reports such a deadline when the server resets the stream first
+// ("stream terminated by RST_STREAM with error code: CANCEL"), which made
+// TestUnaryAttemptTimeout fail now and then under load. A DEADLINE_EXCEEDED
+// before the attempt's deadline, or past the call's own, is not retried.
+func TestUnaryAttemptTimeoutBeforeItsContext(t *testing.T) {
+	reset := status.Error(codes.DeadlineExceeded, "stream terminated by RST_STREAM with error code: CANCEL")
+	tests := []struct {
+		name      string
+		late      time.Duration // how far past the start the first attempt fails
+		deadline  time.Duration // of the call; 0: none
+		wantCalls int
+		wantCode  codes.Code
+	}{
+		{name: "at the attempt's deadline: retried", late: 50 * time.Millisecond, wantCalls: 2, wantCode: codes.OK},
+		{name: "past it: retried", late: 80 * time.Millisecond, wantCalls: 2, wantCode: codes.OK},
+		{name: "before it: the server's own", late: 49 * time.Millisecond, wantCalls: 1, wantCode: codes.DeadlineExceeded},
+		{name: "the call's deadline, before the attempt's", late: 40 * time.Millisecond, deadline: 40 * time.Millisecond,
+			wantCalls: 1, wantCode: codes.DeadlineExceeded},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &lateClock{now: time.Now()}
+			interceptor := resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClock(clk),
+				resiliencegrpc.WithAttemptTimeout(50*time.Millisecond), resiliencegrpc.WithBackoff(resilience.Constant(0)))
+			cc, err := grpc.NewClient("passthrough:///unused", grpc.WithTransportCredentials(insecure.NewCredentials()))
+			require.NoError(t, err)
+			defer cc.Close()
+			calls := 0
+			invoker := func(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
+				calls++
+				if calls == 1 {
+					clk.advance(tc.late)
+					return reset
+				}
+				return nil
+			}
+			ctx := context.Background()
+			if tc.deadline > 0 {
+				var cancel context.CancelFunc
+				// A deadline far off on the real clock: only the lateClock's
+				// time passes it.
+				ctx, cancel = context.WithDeadline(ctx, clk.Now().Add(tc.deadline))
+				defer cancel()
+			}
+			err = interceptor(ctx, "/svc/Method", nil, nil, cc, invoker)
+			assert.Equal(t, tc.wantCode, status.Code(err), "%v", err)
+			assert.Equal(t, tc.wantCalls, calls)
+		})
+	}
+}

@@ -108,6 +108,12 @@ func serve(t *testing.T, srv healthpb.HealthServer, serverOpts []grpc.ServerOpti
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveOn(t, lis, srv, serverOpts, dialOpts...)
+}
+
+// serveOn is serve on the listener lis.
+func serveOn(t *testing.T, lis net.Listener, srv healthpb.HealthServer, serverOpts []grpc.ServerOption, dialOpts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
 	s := grpc.NewServer(serverOpts...)
 	healthpb.RegisterHealthServer(s, srv)
 	done := make(chan struct{})

@@ -20,15 +20,18 @@ import (
 // opens a new stream after the wait and replays them; after that, an error
 // goes to the caller as it is. The guards admit a stream once, when it is
 // opened, and learn its outcome when it ends (a message stream's end, an
-// error, or its context ending). It panics if an option is invalid.
+// error, or its context ending). [CallAttempts] changes a stream's
+// attempts, and grpc-go's own retry multiplies them as it does a unary
+// call's (see [UnaryClientInterceptor]). It panics if an option is
+// invalid.
 func StreamClientInterceptor(opts ...ClientOption) grpc.StreamClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
-		s := &retryStream{c: c, ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, callOpts: callOpts}
+		s := &retryStream{c: c, retry: c.retry(callOpts), ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, callOpts: callOpts}
 		if err := s.enter(c.guardsFor(method, cc.Target())); err != nil {
 			return nil, err
 		}
-		_, err := c.retry.Execute(ctx, func(context.Context) (struct{}, error) {
+		_, err := s.retry.Execute(ctx, func(context.Context) (struct{}, error) {
 			return struct{}{}, s.open()
 		})
 		if err != nil {
@@ -42,6 +45,7 @@ func StreamClientInterceptor(opts ...ClientOption) grpc.StreamClientInterceptor 
 // retryStream is a client stream that can start over until it commits.
 type retryStream struct {
 	c        *client
+	retry    resilience.Policy[struct{}]
 	ctx      context.Context
 	desc     *grpc.StreamDesc
 	cc       *grpc.ClientConn
@@ -182,7 +186,7 @@ func (s *retryStream) commit() {
 // retryOp runs op under the retry until the stream commits.
 func (s *retryStream) retryOp(op func(grpc.ClientStream) (bool, error)) error {
 	var eof bool
-	_, err := s.c.retry.Execute(s.ctx, func(context.Context) (struct{}, error) {
+	_, err := s.retry.Execute(s.ctx, func(context.Context) (struct{}, error) {
 		err := s.attempt(op)
 		if errors.Is(err, io.EOF) {
 			eof = true

@@ -1,19 +1,26 @@
 // Package resilienceotel records what the policies, guards and batchers of
 // github.com/faf87a20/resilience do as OpenTelemetry metrics and span
-// events.
+// events. Build one [Observer] and give it to every component, each with a
+// name:
 //
-// Build one [Observer] and give it to every component, each with a name:
-//
-//	obs, err := resilienceotel.NewObserver()
-//	if err != nil { ... }
+//	obs, err := resilienceotel.NewObserver(resilienceotel.WithSpanEvents()) // the global meter provider
+//	if err != nil {
+//		log.Fatal(err)
+//	}
 //	observed := resilience.WithObserver(obs)
-//	users := resilience.Retry[User](observed, resilience.WithName("users-api"))
+//	users := resilience.Compose(
+//		resilience.Retry[User](observed, resilience.WithName("users-api")),
+//		resilience.Guarded[User](resilience.NewBreaker(observed, resilience.WithName("users-api"))),
+//	)
+//	u, err := resilience.Do(context.Background(), users, fetchUser)
+//	fmt.Println(u.Name, err)
 //
 // Metrics go to the global meter provider unless [WithMeterProvider] says
-// otherwise. Span events go to the span active in the context of the call
-// an event belongs to: a retry, a give-up, a refusal, a timeout, a breaker
-// state change (on the call that caused it), a fallback or a hedge appears
-// in the trace of the request it happened in.
+// otherwise, from the instrumentation scope [ScopeName] at [Version]. With
+// [WithSpanEvents], span events go to the span active in the context of the
+// call an event belongs to: a retry, a give-up, a refusal, a timeout, a
+// breaker state change (on the call that caused it), a fallback or a hedge
+// appears in the trace of the request it happened in.
 //
 // There is no semantic convention for resilience yet. The names follow
 // OpenTelemetry's style: metrics under resilience.*, units in UCUM

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -12,6 +13,31 @@ import (
 	"github.com/faf87a20/resilience"
 	"github.com/faf87a20/resilience/resilienceotel"
 )
+
+// User is what the example's service returns.
+type User struct{ Name string }
+
+// fetchUser stands for a call to a service.
+func fetchUser(context.Context) (User, error) { return User{Name: "Ada"}, nil }
+
+// One Observer, given to every component with a name of its own, records
+// what they do with the global meter provider and adds span events to the
+// trace of each request.
+func Example() {
+	obs, err := resilienceotel.NewObserver(resilienceotel.WithSpanEvents()) // the global meter provider
+	if err != nil {
+		log.Fatal(err)
+	}
+	observed := resilience.WithObserver(obs)
+	users := resilience.Compose(
+		resilience.Retry[User](observed, resilience.WithName("users-api")),
+		resilience.Guarded[User](resilience.NewBreaker(observed, resilience.WithName("users-api"))),
+	)
+	u, err := resilience.Do(context.Background(), users, fetchUser)
+	fmt.Println(u.Name, err)
+	// Output:
+	// Ada <nil>
+}
 
 func ExampleNewObserver() {
 	// A program sets up its exporter here; the example reads the metrics

@@ -16,6 +16,11 @@ import (
 // with.
 const ScopeName = "github.com/faf87a20/resilience/resilienceotel"
 
+// Version is the version of this module, without its "v": the
+// instrumentation scope's version, which every metric carries beside
+// [ScopeName]. It changes with each release of the module.
+const Version = "0.1.0"
+
 // Bucket boundaries: seconds for durations and waits (from 1ms to 60s),
 // items for batch sizes.
 var (
@@ -24,10 +29,11 @@ var (
 )
 
 // Observer is a [resilience.Observer] that records what the library's
-// components do as OpenTelemetry metrics, and adds span events to the span
-// active in the context of the call an event belongs to: each retry (with
-// its error and wait), each give-up, refusal, timeout, breaker state
-// change, fallback and hedge. The README lists every metric, its unit and its attributes.
+// components do as OpenTelemetry metrics and, built [WithSpanEvents], adds
+// span events to the span active in the context of the call an event
+// belongs to: each retry (with its error and wait), each give-up, refusal,
+// timeout, breaker state change, fallback and hedge. The README lists
+// every metric, its unit and its attributes.
 //
 // Give one Observer to every component, each labelled with
 // resilience.WithName: the component's kind and name become the attributes
@@ -93,18 +99,23 @@ func WithOutcomes() Option {
 	return optionFunc(func(c *config) { c.outcomes = true })
 }
 
-// WithSpanEvents says whether to add span events to the span active in an
-// event's context; by default they are added, when the span is recording.
-func WithSpanEvents(on bool) Option {
-	return optionFunc(func(c *config) { c.spanEvents = on })
+// WithSpanEvents makes the Observer add span events to the span active in
+// the context of the call an event belongs to, when that span is recording:
+// each retry (with its error and wait), give-up, refusal, timeout, breaker
+// state change, fallback and hedge appears in the trace of the request it
+// happened in. It costs an allocation or two an event, on recording spans
+// only. By default no span event is added.
+func WithSpanEvents() Option {
+	return optionFunc(func(c *config) { c.spanEvents = true })
 }
 
-// NewObserver creates the Observer's instruments with the configured meter
-// provider. It returns the first error the meter reports, with an Observer
+// NewObserver creates the Observer's instruments with the meter of the
+// configured provider for the instrumentation scope [ScopeName] at
+// [Version]. It returns the first error the meter reports, with an Observer
 // that is usable nonetheless (the failed instruments record nothing). It
 // panics if an option is nil.
 func NewObserver(opts ...Option) (*Observer, error) {
-	cfg := config{spanEvents: true}
+	var cfg config
 	for _, opt := range opts {
 		if opt == nil {
 			panic("resilienceotel: NewObserver: option is nil")
@@ -114,7 +125,7 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	if cfg.meterProvider == nil {
 		cfg.meterProvider = otel.GetMeterProvider()
 	}
-	m := cfg.meterProvider.Meter(ScopeName)
+	m := cfg.meterProvider.Meter(ScopeName, metric.WithInstrumentationVersion(Version))
 	o := &Observer{cfg: cfg, meter: m}
 	var errs []error
 	check := func(err error) {

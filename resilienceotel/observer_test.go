@@ -207,7 +207,7 @@ func TestObserverMetrics(t *testing.T) {
 
 // TestObserverSpanEvents checks the events added to the caller's span.
 func TestObserverSpanEvents(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, resilienceotel.WithSpanEvents())
 	ctx, span := h.tp.Tracer("test").Start(context.Background(), "GET /users")
 	for _, e := range []resilience.Event{
 		ev(resilience.EventAttemptFailed, "retry", "users", func(e *resilience.Event) { e.Attempt, e.Err = 1, errDown }),
@@ -232,8 +232,8 @@ func TestObserverSpanEvents(t *testing.T) {
 
 func TestObserverSpanEventsOff(t *testing.T) {
 	retry := ev(resilience.EventRetry, "retry", "users", func(e *resilience.Event) { e.Attempt, e.Err = 1, errDown })
-	t.Run("WithSpanEvents(false)", func(t *testing.T) {
-		h := newHarness(t, resilienceotel.WithSpanEvents(false))
+	t.Run("without WithSpanEvents", func(t *testing.T) {
+		h := newHarness(t)
 		ctx, span := h.tp.Tracer("test").Start(context.Background(), "call")
 		h.obs.Observe(ctx, retry)
 		span.End()
@@ -241,7 +241,7 @@ func TestObserverSpanEventsOff(t *testing.T) {
 		assert.Equal(t, 1.0, h.metrics(t)["resilience.retries{component=retry,name=users}"], "metrics are still recorded")
 	})
 	t.Run("no span in the context", func(t *testing.T) {
-		h := newHarness(t)
+		h := newHarness(t, resilienceotel.WithSpanEvents())
 		h.obs.Observe(context.Background(), retry)
 		assert.Empty(t, h.events())
 	})

@@ -1,6 +1,16 @@
 // Package resilienceredis is a rate limit shared by a whole fleet, kept in
 // Redis: every process that uses the same Redis and the same key draws from
-// one token bucket, with the semantics of resilience.RateLimiter.
+// one token bucket, with the semantics of resilience.RateLimiter:
+//
+//	client := redis.NewClient(&redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true})
+//	limiter := resilienceredis.NewLimiter(client, 100, 20, // 100 calls a second, bursts of 20, per key
+//		resilienceredis.WithFailOpen(0.25)) // 4 machines: a quarter each while Redis is away
+//	if err := limiter.Allow(context.Background(), "partner-api"); err != nil {
+//		log.Print(err) // refused: resilience.RetryAfter(err) says when to come back
+//	}
+//	policy := resilience.Guarded[string](limiter.GuardKey("partner-api"))
+//	answer, err := resilience.Do(context.Background(), policy, callPartner)
+//	fmt.Println(answer, err)
 //
 // [NewLimiter] makes a [Limiter] from any go-redis client. Each decision is
 // one round trip to Redis, bounded by a small timeout; when Redis is slow

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
@@ -11,6 +12,23 @@ import (
 	"github.com/faf87a20/resilience/resilienceredis"
 	"github.com/redis/go-redis/v9"
 )
+
+// callPartner stands for a call to a partner's API.
+func callPartner(context.Context) (string, error) { return "ok", nil }
+
+// A limit shared by every process that uses the same Redis, as a call
+// takes it and as a guard of a policy.
+func Example() {
+	client := redis.NewClient(&redis.Options{Addr: "redis:6379", ContextTimeoutEnabled: true})
+	limiter := resilienceredis.NewLimiter(client, 100, 20, // 100 calls a second, bursts of 20, per key
+		resilienceredis.WithFailOpen(0.25)) // 4 machines: a quarter each while Redis is away
+	if err := limiter.Allow(context.Background(), "partner-api"); err != nil {
+		log.Print(err) // refused: resilience.RetryAfter(err) says when to come back
+	}
+	policy := resilience.Guarded[string](limiter.GuardKey("partner-api"))
+	answer, err := resilience.Do(context.Background(), policy, callPartner)
+	fmt.Println(answer, err)
+}
 
 // A limit of 2 calls a second, with bursts of 3, shared by every process
 // that uses the same Redis. The example runs against an in-memory Redis

@@ -95,7 +95,7 @@ func NewLimiter(client Scripter, rate float64, burst int, opts ...Option) *Limit
 		if o == nil {
 			panic("resilienceredis: NewLimiter: option is nil")
 		}
-		o(&cfg)
+		o.apply(&cfg)
 	}
 	l := &Limiter{
 		client: client, interval: iv, tau: iv * int64(burst),

@@ -217,6 +217,7 @@ func TestBadInput(t *testing.T) {
 		{"timeout", func() { resilienceredis.WithTimeout(0) }, "resilienceredis: WithTimeout: timeout must be positive, got 0s"},
 		{"share", func() { resilienceredis.WithFailOpen(1.5) }, "resilienceredis: WithFailOpen: share must be in (0, 1], got 1.5"},
 		{"wait", func() { resilienceredis.WithRateLimitWait(-1) }, "resilienceredis: WithRateLimitWait: wait must not be negative, got -1ns"},
+		{"nil option", func() { resilienceredis.NewLimiter(c, 1, 1, nil) }, "resilienceredis: NewLimiter: option is nil"},
 		{"negative n", func() { resilienceredis.NewLimiter(c, 1, 1).AllowN(ctxBG, "k", -1) }, "resilienceredis: Limiter.AllowN: n must not be negative, got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { require.PanicsWithValue(t, tc.msg, tc.f) })

@@ -21,7 +21,13 @@ const (
 )
 
 // Option configures [NewLimiter].
-type Option func(*config)
+type Option interface {
+	apply(*config)
+}
+
+type optionFunc func(*config)
+
+func (f optionFunc) apply(c *config) { f(c) }
 
 type config struct {
 	timeout  time.Duration
@@ -41,7 +47,7 @@ func WithTimeout(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("resilienceredis: WithTimeout: timeout must be positive, got %v", d))
 	}
-	return func(c *config) { c.timeout = d }
+	return optionFunc(func(c *config) { c.timeout = d })
 }
 
 // WithProbeInterval sets how often a degraded limiter tries Redis again:
@@ -52,7 +58,7 @@ func WithProbeInterval(d time.Duration) Option {
 	if d <= 0 {
 		panic(fmt.Sprintf("resilienceredis: WithProbeInterval: interval must be positive, got %v", d))
 	}
-	return func(c *config) { c.probe = d }
+	return optionFunc(func(c *config) { c.probe = d })
 }
 
 // WithFailOpen makes a limiter that cannot reach Redis limit calls locally,
@@ -64,13 +70,13 @@ func WithFailOpen(share float64) Option {
 	if !(share > 0 && share <= 1) {
 		panic(fmt.Sprintf("resilienceredis: WithFailOpen: share must be in (0, 1], got %v", share))
 	}
-	return func(c *config) { c.share, c.closed = share, false }
+	return optionFunc(func(c *config) { c.share, c.closed = share, false })
 }
 
 // WithFailClosed makes a limiter that cannot reach Redis refuse every call,
 // with an error matching [ErrUnavailable].
 func WithFailClosed() Option {
-	return func(c *config) { c.closed = true }
+	return optionFunc(func(c *config) { c.closed = true })
 }
 
 // WithRateLimitWait lets a call through the limiter as a guard wait up to
@@ -83,13 +89,13 @@ func WithRateLimitWait(d time.Duration) Option {
 	if d < 0 {
 		panic(fmt.Sprintf("resilienceredis: WithRateLimitWait: wait must not be negative, got %v", d))
 	}
-	return func(c *config) { c.wait = d }
+	return optionFunc(func(c *config) { c.wait = d })
 }
 
 // WithKeyPrefix sets what is put before every key in Redis, to keep the
 // limiter's keys apart from others'. The default is [DefaultKeyPrefix].
 func WithKeyPrefix(prefix string) Option {
-	return func(c *config) { c.prefix = prefix }
+	return optionFunc(func(c *config) { c.prefix = prefix })
 }
 
 // WithObserver makes the limiter report refusals
@@ -100,12 +106,12 @@ func WithObserver(o resilience.Observer) Option {
 	if o == nil {
 		panic("resilienceredis: WithObserver: observer is nil")
 	}
-	return func(c *config) { c.observer = o }
+	return optionFunc(func(c *config) { c.observer = o })
 }
 
 // WithName labels the limiter in the events it reports.
 func WithName(name string) Option {
-	return func(c *config) { c.name = name }
+	return optionFunc(func(c *config) { c.name = name })
 }
 
 // maxTau bounds the burst tolerance, in microseconds, so that the script's

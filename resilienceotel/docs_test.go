@@ -1,0 +1,13 @@
+package resilienceotel_test
+
+import (
+	"testing"
+
+	"github.com/faf87a20/resilience/internal/docexample"
+)
+
+// TestDocsStartWithExample: README.md and the package doc start with the
+// code of Example, which go test compiles and runs.
+func TestDocsStartWithExample(t *testing.T) {
+	docexample.Check(t, "example_test.go", "Example")
+}
