@@ -139,7 +139,7 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 	tctx, cancel := t.withDeadline(ctx, now)
 	defer cancel()
 	v, err = next(tctx, fn)
-	if tctx.Err() != nil {
+	if tctx.Err() != nil || err != nil && t.pastDeadline(tctx) {
 		// The context ended before fn returned: the outcome is an error
 		// whatever fn returned, and a result goes to the discard hook.
 		if err == nil {
@@ -162,6 +162,16 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
 	}
 	return v, err
+}
+
+// pastDeadline reports whether the deadline of fn's context has passed
+// though the context has not ended yet, its timer not having fired: a
+// client that checks the deadline itself (gRPC does) may fail with its own
+// deadline error just before. Only an error is checked so: a success reads
+// no clock.
+func (t *timeout[T]) pastDeadline(ctx context.Context) bool {
+	d, ok := ctx.Deadline()
+	return ok && !t.now().Before(d)
 }
 
 // discarded hands v, a result that came after the deadline, to the discard

@@ -126,7 +126,7 @@ func (c *timedCall[T]) Run() {
 	}()
 	v, err := next(ctx, fn)
 	finished = true
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && (err == nil || !t.pastDeadline(ctx)) {
 		c.v, c.err = v, err
 		if c.state.CompareAndSwap(callRunning, callFinished) {
 			cancel()

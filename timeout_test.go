@@ -891,3 +891,24 @@ func TestTimeoutProfilerLabels(t *testing.T) {
 
 //go:noinline
 func labelledWait(release chan struct{}) { <-release }
+
+// TestTimeoutErrorAtTheDeadline: an error fn returns once the deadline has
+// passed, before the context's timer has ended the context (a client that
+// checks deadlines itself, as gRPC does), is a timeout, with fn's error
+// kept reachable. On a clock whose timers never fire, so that the context
+// cannot end first; the cooperative mode alone, as the default mode's
+// caller waits for the context's end.
+func TestTimeoutErrorAtTheDeadline(t *testing.T) {
+	errDeadline := errors.New("the client's own deadline error")
+	clk := newManualClock() // its time moves, its timers never fire
+	p := resilience.Timeout[int](time.Second, resilience.WithClock(clk), resilience.WithTimeoutCooperative())
+	_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+		clk.Add(time.Second)
+		return 0, errDeadline
+	})
+	require.ErrorIs(t, err, resilience.ErrTimeout)
+	require.ErrorIs(t, err, errDeadline)
+
+	_, err = p.Execute(context.Background(), func(ctx context.Context) (int, error) { return 0, errDeadline })
+	require.Equal(t, errDeadline, err, "before the deadline, fn's error as it is")
+}
