@@ -160,6 +160,10 @@ const (
 	// (Attempt, the attempt whose retry it allowed; Duration, how long it
 	// refused retries).
 	EventReplenished
+	// EventChaos: a chaos policy injected something into a call (Component
+	// says what: "chaos-fault" with Err, "chaos-latency" with Wait,
+	// "chaos-outcome", "chaos-behavior").
+	EventChaos
 )
 
 var eventKindNames = [...]string{
@@ -181,6 +185,7 @@ var eventKindNames = [...]string{
 	EventRecovered:     "recovered",
 	EventExhausted:     "exhausted",
 	EventReplenished:   "replenished",
+	EventChaos:         "chaos",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:
