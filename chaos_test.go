@@ -29,7 +29,9 @@ var chaosKinds = []struct {
 }{
 	{"fault", func(opts ...resilience.ChaosOption) resilience.Policy[int] {
 		return resilience.ChaosFault[int](errInjected, opts...)
-	}, func(v int, err error, fnCalled bool, _ int) bool { return errors.Is(err, errInjected) && v == 0 && !fnCalled }},
+	}, func(v int, err error, fnCalled bool, _ int) bool {
+		return errors.Is(err, errInjected) && v == 0 && !fnCalled
+	}},
 	{"latency", func(opts ...resilience.ChaosOption) resilience.Policy[int] {
 		return resilience.ChaosLatency[int](time.Second, opts...)
 	}, nil}, // told by the time the call took, in TestChaosTriggers
@@ -238,7 +240,9 @@ func TestChaosEvents(t *testing.T) {
 		build func(o ...resilience.ChaosOption) resilience.Policy[int]
 		want  ev
 	}{
-		{"fault", func(o ...resilience.ChaosOption) resilience.Policy[int] { return resilience.ChaosFault[int](errInjected, o...) },
+		{"fault", func(o ...resilience.ChaosOption) resilience.Policy[int] {
+			return resilience.ChaosFault[int](errInjected, o...)
+		},
 			ev{Kind: resilience.EventChaos, Component: "chaos-fault", Name: "db", Err: errInjected}},
 		{"latency", func(o ...resilience.ChaosOption) resilience.Policy[int] {
 			return resilience.ChaosLatency[int](time.Millisecond, o...)
