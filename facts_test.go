@@ -122,6 +122,8 @@ func TestOptionAccepted(t *testing.T) {
 		"RetryBudgetOption":    reflect.TypeFor[resilience.RetryBudgetOption](),
 		"CursorOption":         reflect.TypeFor[resilience.CursorOption](),
 		"RepeatOption":         reflect.TypeFor[resilience.RepeatOption](),
+		"ChaosOption":          reflect.TypeFor[resilience.ChaosOption](),
+		"SingleflightOption":   reflect.TypeFor[resilience.SingleflightOption](),
 	}
 	refuses := map[string]reflect.Type{
 		"SlogOption": reflect.TypeFor[resilience.SlogOption](),
