@@ -172,8 +172,11 @@ func runProof(su proofSetup) proofFigures {
 		time.Sleep(proofSpacing + time.Nanosecond)
 	}
 	wg.Wait()
+	synctest.Wait() // and the hedges' timers, which report too
 
+	count.mu.Lock()
 	fig := count.fig
+	count.mu.Unlock()
 	fig.Requests, fig.FnCalls = proofRequests, fnCalls
 	for _, f := range failed {
 		if f {
