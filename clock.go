@@ -30,8 +30,9 @@ type Clock interface {
 // Option is an option that [Timeout], [Retry], [Hedge], [Fallback],
 // [NewBreaker], [NewBulkhead], [NewRateLimiter], [NewKeyedRateLimiter],
 // [NewBatcher], [NewLoader], [NewRetryBudget], [NewRetryThrottle],
-// [NewCursor], [Repeat], [NewAdaptiveLimiter] and [NewAdaptiveThrottler]
-// all accept: [WithClock], [WithObserver] and
+// [NewCursor], [Repeat], [NewAdaptiveLimiter], [NewAdaptiveThrottler],
+// the chaos policies ([ChaosOption]) and [NewSingleflight] all accept:
+// [WithClock], [WithObserver] and
 // [WithName]. [NewSlogObserver] accepts none: an observer is not itself
 // observed.
 type Option struct{ set func(*common) }

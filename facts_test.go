@@ -125,6 +125,8 @@ func TestOptionAccepted(t *testing.T) {
 
 		"AdaptiveLimiterOption":   reflect.TypeFor[resilience.AdaptiveLimiterOption](),
 		"AdaptiveThrottlerOption": reflect.TypeFor[resilience.AdaptiveThrottlerOption](),
+		"ChaosOption":             reflect.TypeFor[resilience.ChaosOption](),
+		"SingleflightOption":      reflect.TypeFor[resilience.SingleflightOption](),
 	}
 	refuses := map[string]reflect.Type{
 		"SlogOption": reflect.TypeFor[resilience.SlogOption](),

@@ -149,6 +149,10 @@ const (
 	// "probe" when it halves the limit to measure the no-load latency,
 	// "probe-ended" when it restores it).
 	EventLimitChanged
+	// EventChaos: a chaos policy injected something into a call (Component
+	// says what: "chaos-fault" with Err, "chaos-latency" with Wait,
+	// "chaos-outcome", "chaos-behavior").
+	EventChaos
 )
 
 var eventKindNames = [...]string{
@@ -171,6 +175,7 @@ var eventKindNames = [...]string{
 	EventExhausted:     "exhausted",
 	EventReplenished:   "replenished",
 	EventLimitChanged:  "limit-changed",
+	EventChaos:         "chaos",
 }
 
 // String returns the kind's name in lower case, words joined by hyphens:

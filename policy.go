@@ -152,7 +152,7 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 }
 
 // DiscardOption is the option [WithDiscard] returns: accepted by [Retry],
-// [Timeout] and [Hedge].
+// [Timeout], [Hedge] and [NewSingleflight].
 type DiscardOption struct{ f any }
 
 // WithDiscard sets a hook for results a policy obtained and does not
@@ -160,7 +160,8 @@ type DiscardOption struct{ f any }
 // as the retry decides to wait for another attempt (if the caller's context
 // then ends during the wait, the caller gets the zero value with the
 // error); the result of a [Timeout]'s fn that returned after the deadline;
-// a losing [Hedge] attempt's result. It is called exactly once for each
+// a losing [Hedge] attempt's result; the result of a [Singleflight]'s call
+// that every caller left before it returned. It is called exactly once for each
 // such result (one that came with a nil error), never for the result
 // returned, and the caller never waits for it: the place to close an
 // io.Closer such as an *http.Response, whose connection would otherwise

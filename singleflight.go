@@ -1,0 +1,351 @@
+package resilience
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/faf87a20/resilience/internal/workers"
+)
+
+// Singleflight coalesces concurrent calls for the same key: while a call
+// for a key is in flight, further calls for that key wait for it and get
+// its result, rather than calling again. It is golang.org/x/sync's
+// singleflight.Group, typed, and with a context for every caller.
+//
+// The shared call belongs to no caller. fn runs with a context of its own,
+// derived from context.Background(): it carries none of the callers'
+// values, deadlines or cancellation, so that one caller's cancellation
+// never fails the others, and it is cancelled once every caller waiting
+// for the call has gone before fn returned. A caller whose context ends
+// returns at once with its context's error, and the others wait on. Give
+// fn a deadline of its own (a [Timeout] inside it, or inside the
+// [Singleflight.Policy] layer) when a call nobody waits for should not run
+// on; pass it what it needs of the caller through its closure or the key.
+//
+// Who runs fn: a goroutine of its own (a parked worker's, reused from call
+// to call), so that any caller, the first one included, can leave the
+// moment its context ends. When the first caller's context can never end
+// (its Done returns nil, as context.Background's does), that caller could
+// never leave: fn then runs in its goroutine, which saves the hand-off.
+// A caller who joins a call allocates nothing; one who starts a call
+// allocates it, once when fn runs in its goroutine (as x/sync's Group
+// does), four times when fn runs in a goroutine of its own.
+//
+// A result is never kept once fn has returned: a call that arrives after
+// that calls fn again. [Singleflight.Forget] makes the next call for a key
+// call fn even while a call for it is in flight.
+//
+// A panic or runtime.Goexit in fn reaches every waiting caller as a
+// *[PanicError] error, as a [Batcher]'s does, for fn serves them all; when
+// fn ran in a caller's goroutine, that goroutine then panics with the
+// value, or exits, by the package's rule (see the package doc's Panics
+// section). With [WithObserver], a panic in a call that no caller waits
+// for any more is reported as an [EventLatePanic], and a result of such a
+// call handed to the [WithDiscard] hook as an [EventDiscarded]; nothing
+// else is reported.
+//
+// A Singleflight is safe for concurrent use. The zero value is ready to
+// use, as [NewSingleflight] with no options would make it.
+type Singleflight[K comparable, T any] struct {
+	singleflightConfig
+	discard func(T)
+
+	mu    sync.Mutex
+	calls map[K]*flight[K, T] // the calls in flight that a caller may join
+}
+
+// NewSingleflight returns a Singleflight for calls that return a T, keyed
+// by a K. It accepts [WithObserver] and [WithName] (and [WithClock], which
+// changes nothing: it waits for no time of its own) and [WithDiscard] for
+// the results of calls that every caller left before fn returned. It
+// panics if an option is nil or invalid.
+func NewSingleflight[K comparable, T any](opts ...SingleflightOption) *Singleflight[K, T] {
+	s := &Singleflight[K, T]{}
+	for _, o := range opts {
+		checkOption("NewSingleflight", o)
+		o.applySingleflight(&s.singleflightConfig)
+	}
+	s.discard = discardOf[T]("NewSingleflight", s.singleflightConfig.discard)
+	return s
+}
+
+// SingleflightOption configures [NewSingleflight]. [Option]
+// ([WithObserver], [WithName], [WithClock]) and [WithDiscard] are ones.
+type SingleflightOption interface {
+	applySingleflight(*singleflightConfig)
+}
+
+type singleflightConfig struct {
+	common
+	discard any // func(T), checked by NewSingleflight[K, T]
+}
+
+func (o Option) applySingleflight(c *singleflightConfig)        { o.set(&c.common) }
+func (o DiscardOption) applySingleflight(c *singleflightConfig) { c.discard = o.f }
+
+// flight is one call of fn and the callers waiting for it. Its fields
+// after fn are guarded by the Singleflight's mutex until done is closed,
+// and read-only after. It holds no more than a call that runs in its first
+// caller's goroutine needs, so that such a call costs one allocation of
+// x/sync's size; a call that runs in a goroutine of its own is an ownRun.
+type flight[K comparable, T any] struct {
+	key  K
+	next chain[T] // nil: fn alone
+	fn   Func[T]
+
+	own     *ownRun[K, T] // the run holding this flight, if fn runs in a goroutine of its own
+	done    chan struct{} // closed when fn has returned; made by the first to wait on it
+	waiters int32         // the callers waiting for the result
+	ended   bool          // fn has returned: v and err are set
+	v       T
+	err     error // a *PanicError when fn panicked or exited
+}
+
+// ownRun is a flight whose fn runs in a goroutine of its own: a
+// [workers.Task].
+type ownRun[K comparable, T any] struct {
+	flight[K, T]
+	s      *Singleflight[K, T]
+	ctx    context.Context    // fn's
+	cancel context.CancelFunc // ends ctx
+}
+
+// Do calls fn and returns its result, unless a call for key is in flight
+// already: Do then waits for that call and returns its result, and fn is
+// not called. When ctx ends first, Do returns the zero T and ctx's error
+// at once, and the call goes on for the callers still waiting. See
+// [Singleflight] for fn's context and for panics. Do panics if fn is nil.
+func (s *Singleflight[K, T]) Do(ctx context.Context, key K, fn func(ctx context.Context) (T, error)) (T, error) {
+	if fn == nil {
+		panic("resilience: Singleflight.Do: fn is nil")
+	}
+	return s.do(ctx, key, nil, fn)
+}
+
+// Forget makes the next call for key call fn, even while a call for key is
+// in flight; the callers of that call still get its result. As
+// singleflight.Group's Forget, it serves a caller who knows the result
+// being made is stale already.
+func (s *Singleflight[K, T]) Forget(key K) {
+	s.mu.Lock()
+	delete(s.calls, key)
+	s.mu.Unlock()
+}
+
+// Policy returns s as a [Policy]: a call goes through with the key keyOf
+// finds in its context, coalesced with the calls in flight for that key
+// as [Singleflight.Do] does it; a call for which keyOf reports false goes
+// through alone. The layers within the policy in a [Compose] run once for
+// all the callers of a shared call, on its context (see [Singleflight]),
+// with the fn of the caller who started it; the layers outside run for
+// each caller. Put the policy outside the retries, so that one retry loop
+// serves every caller:
+//
+//	Compose(sf.Policy(keyOf), Timeout[T](d), Retry[T](), Guarded[T](breaker))
+//
+// Its Execute panics if fn is nil. Policy panics if keyOf is nil.
+func (s *Singleflight[K, T]) Policy(keyOf func(ctx context.Context) (key K, ok bool)) Policy[T] {
+	if keyOf == nil {
+		panic("resilience: Singleflight.Policy: keyOf is nil")
+	}
+	return &coalesced[K, T]{s: s, keyOf: keyOf}
+}
+
+type coalesced[K comparable, T any] struct {
+	s     *Singleflight[K, T]
+	keyOf func(context.Context) (K, bool)
+}
+
+func (p *coalesced[K, T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
+	if fn == nil {
+		panic("resilience: Singleflight.Policy: fn is nil")
+	}
+	return p.run(ctx, nil, fn)
+}
+
+func (p *coalesced[K, T]) link(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return p.run(ctx, next, fn) }
+}
+
+func (p *coalesced[K, T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
+	key, ok := p.keyOf(ctx)
+	if !ok {
+		if next == nil {
+			return fn(ctx)
+		}
+		return next(ctx, fn)
+	}
+	return p.s.do(ctx, key, next, fn)
+}
+
+// do joins the call in flight for key, or starts one that calls next with
+// fn (fn alone if next is nil: a chain made here would be allocated on
+// every call), and returns its result.
+func (s *Singleflight[K, T]) do(ctx context.Context, key K, next chain[T], fn Func[T]) (T, error) {
+	leave := ctx.Done()
+	if leave != nil {
+		select {
+		case <-leave:
+			var zero T
+			return zero, ctx.Err()
+		default:
+		}
+	}
+	s.mu.Lock()
+	if f, ok := s.calls[key]; ok {
+		f.waiters++
+		if f.done == nil {
+			f.done = make(chan struct{})
+		}
+		s.mu.Unlock()
+		return s.wait(ctx, leave, f)
+	}
+	if s.calls == nil {
+		s.calls = make(map[K]*flight[K, T])
+	}
+	if leave == nil {
+		// The caller can never leave, so fn may as well run in its
+		// goroutine, with a context that never ends: ending it would need
+		// every caller gone.
+		f := &flight[K, T]{key: key, next: next, fn: fn, waiters: 1}
+		s.calls[key] = f
+		s.mu.Unlock()
+		return s.lead(f)
+	}
+	r := &ownRun[K, T]{flight: flight[K, T]{key: key, next: next, fn: fn, waiters: 1, done: make(chan struct{})}, s: s}
+	r.own = r
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	s.calls[key] = &r.flight
+	s.mu.Unlock()
+	// The shared call belongs to no caller: it runs with no caller's
+	// profiler labels either.
+	workers.Go(context.Background(), time.Now(), r)
+	return s.wait(ctx, leave, &r.flight)
+}
+
+// wait waits for f's result, or for ctx to end (leave is its Done); then
+// the caller leaves.
+func (s *Singleflight[K, T]) wait(ctx context.Context, leave <-chan struct{}, f *flight[K, T]) (T, error) {
+	if leave == nil { // a caller who cannot leave waits on one channel
+		<-f.done
+		return f.v, f.err
+	}
+	select {
+	case <-f.done:
+		return f.v, f.err
+	case <-leave:
+	}
+	if s.leave(f) {
+		return f.v, f.err // it came as the caller left
+	}
+	var zero T
+	return zero, ctx.Err()
+}
+
+// leave takes a caller off f, and reports whether the result has come.
+// The last caller to leave before the result comes cancels fn's context,
+// and lets the next caller for the key start a call of its own.
+func (s *Singleflight[K, T]) leave(f *flight[K, T]) (ended bool) {
+	s.mu.Lock()
+	if f.ended {
+		s.mu.Unlock()
+		return true
+	}
+	f.waiters--
+	last := f.waiters == 0
+	if last && s.calls[f.key] == f {
+		delete(s.calls, f.key)
+	}
+	s.mu.Unlock()
+	// Only a call in a goroutine of its own can lose every caller: a
+	// first caller that runs fn never leaves.
+	if last && f.own != nil {
+		f.own.cancel()
+	}
+	return false
+}
+
+// lead runs fn in its first caller's goroutine, whose context never ends.
+func (s *Singleflight[K, T]) lead(f *flight[K, T]) (v T, err error) {
+	finished := false
+	defer func() {
+		if !finished {
+			r := recover()
+			pe := newPanicError(r)
+			s.end(f, v, pe)
+			if r != nil {
+				panic(r)
+			}
+		}
+	}()
+	if f.next == nil {
+		v, err = f.fn(context.Background())
+	} else {
+		v, err = f.next(context.Background(), f.fn)
+	}
+	finished = true
+	s.end(f, v, err)
+	return v, err
+}
+
+// Run runs fn in a goroutine of its own, for [workers.Go]. A panic stops
+// here: it reaches the callers as an error. A runtime.Goexit ends the
+// goroutine once they are told.
+func (r *ownRun[K, T]) Run() {
+	var v T
+	var err error
+	finished := false
+	defer func() {
+		if !finished {
+			pe := newPanicError(recover())
+			if r.s.end(&r.flight, v, pe) && r.s.observer != nil {
+				r.s.observeDetached(r.ctx, Event{Kind: EventLatePanic, Component: "singleflight", Panic: pe})
+			}
+		}
+	}()
+	if r.next == nil {
+		v, err = r.fn(r.ctx)
+	} else {
+		v, err = r.next(r.ctx, r.fn)
+	}
+	finished = true
+	if r.s.end(&r.flight, v, err) && err == nil {
+		r.discard(v)
+	}
+}
+
+// discard hands the result of a call every caller left to the discard
+// hook, in the call's own goroutine, which no one waits on.
+func (r *ownRun[K, T]) discard(v T) {
+	s := r.s
+	if s.discard == nil {
+		return
+	}
+	callDiscard(r.ctx, &s.common, "singleflight", s.discard, v, true)
+	if s.observer != nil {
+		s.observeDetached(r.ctx, Event{Kind: EventDiscarded, Component: "singleflight"})
+	}
+}
+
+// end hands fn's outcome to the callers waiting for it, and reports
+// whether none was left. The key is let go first, so that a caller who
+// comes later calls fn again. When fn panicked, v is the zero T and err
+// the *PanicError.
+func (s *Singleflight[K, T]) end(f *flight[K, T], v T, err error) (abandoned bool) {
+	s.mu.Lock()
+	f.v, f.err, f.ended = v, err, true
+	if s.calls[f.key] == f {
+		delete(s.calls, f.key)
+	}
+	abandoned = f.waiters == 0
+	done := f.done
+	s.mu.Unlock()
+	if done != nil {
+		close(done)
+	}
+	if f.own != nil {
+		f.own.cancel()
+	}
+	return abandoned
+}
