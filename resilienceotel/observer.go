@@ -214,64 +214,90 @@ func (o *Observer) RegisterBulkhead(name string, b *resilience.Bulkhead) (metric
 
 // Observe records e. Kinds it does not know are ignored.
 func (o *Observer) Observe(ctx context.Context, e resilience.Event) {
-	switch e.Kind {
-	case resilience.EventAttemptFailed:
+	if k := int(e.Kind); k < len(recorders) && recorders[k] != nil {
+		recorders[k](o, ctx, e)
+	}
+}
+
+// recorders records each kind of event, indexed by its kind.
+var recorders = [...]func(o *Observer, ctx context.Context, e resilience.Event){
+	resilience.EventAttemptFailed: func(o *Observer, ctx context.Context, e resilience.Event) {
 		o.attempts.Add(ctx, 1, o.series.get(e.Component, e.Name).outcomes[outcomeFailure].add...)
-	case resilience.EventRetry:
+	},
+	resilience.EventRetry: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.retries.Add(ctx, 1, s.base.add...)
 		o.retryWait.Record(ctx, e.Wait.Seconds(), s.base.rec...)
 		o.spanEvent(ctx, s, e)
-	case resilience.EventGiveUp:
+	},
+	resilience.EventGiveUp: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.giveUps.Add(ctx, 1, s.reasons[reasonOf(e.Reason)].add...)
 		o.spanEvent(ctx, s, e)
-	case resilience.EventTimeout:
+	},
+	resilience.EventTimeout: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.timeouts.Add(ctx, 1, s.base.add...)
 		o.spanEvent(ctx, s, e)
-	case resilience.EventRefused:
+	},
+	resilience.EventRefused: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.refusals.Add(ctx, 1, s.reasons[reasonOf(e.Err)].add...)
 		o.spanEvent(ctx, s, e)
-	case resilience.EventStateChange:
-		if e.From > resilience.BreakerHalfOpen || e.To > resilience.BreakerHalfOpen {
-			return
-		}
-		s := o.series.get(e.Component, e.Name)
-		o.state.Record(ctx, 0, s.states[e.From].rec...)
-		o.state.Record(ctx, 1, s.states[e.To].rec...)
-		o.transitions.Add(ctx, 1, s.states[e.To].add...)
-		o.spanEvent(ctx, s, e)
-	case resilience.EventWaitStarted:
+	},
+	resilience.EventStateChange: (*Observer).stateChange,
+	resilience.EventWaitStarted: func(o *Observer, ctx context.Context, e resilience.Event) {
 		o.waiting.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
-	case resilience.EventWaitEnded:
+	},
+	resilience.EventWaitEnded: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.waiting.Add(ctx, -1, s.base.add...)
 		o.waitTime.Record(ctx, e.Wait.Seconds(), s.outcomes[outcomeOf(e.Err)].rec...)
-	case resilience.EventBatchSent:
+	},
+	resilience.EventBatchSent: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name).outcomes[outcomeOf(e.Err)]
 		o.batchSize.Record(ctx, int64(e.Size), s.rec...)
 		o.batchTime.Record(ctx, e.Duration.Seconds(), s.rec...)
-	case resilience.EventLatePanic:
+	},
+	resilience.EventLatePanic: func(o *Observer, ctx context.Context, e resilience.Event) {
 		o.latePanics.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
-	case resilience.EventDiscarded:
+	},
+	resilience.EventDiscarded: func(o *Observer, ctx context.Context, e resilience.Event) {
 		o.discarded.Add(ctx, 1, o.series.get(e.Component, e.Name).base.add...)
-	case resilience.EventFallback:
+	},
+	resilience.EventFallback: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.fallbacks.Add(ctx, 1, s.reasons[reasonOf(e.Err)].add...)
 		o.spanEvent(ctx, s, e)
-	case resilience.EventHedge:
+	},
+	resilience.EventHedge: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)
 		o.hedges.Add(ctx, 1, s.base.add...)
 		o.spanEvent(ctx, s, e)
-	case resilience.EventCallEnded:
-		s := o.series.get(e.Component, e.Name)
-		out := outcomeOf(e.Err)
-		o.calls.Record(ctx, e.Duration.Seconds(), s.outcomes[out].rec...)
-		if out == outcomeSuccess && e.Attempt > 0 {
-			o.attempts.Add(ctx, 1, s.outcomes[outcomeSuccess].add...)
-		}
+	},
+	resilience.EventCallEnded: (*Observer).callEnded,
+}
+
+// stateChange records a breaker's change of state.
+func (o *Observer) stateChange(ctx context.Context, e resilience.Event) {
+	if e.From > resilience.BreakerHalfOpen || e.To > resilience.BreakerHalfOpen {
+		return
+	}
+	s := o.series.get(e.Component, e.Name)
+	o.state.Record(ctx, 0, s.states[e.From].rec...)
+	o.state.Record(ctx, 1, s.states[e.To].rec...)
+	o.transitions.Add(ctx, 1, s.states[e.To].add...)
+	o.spanEvent(ctx, s, e)
+}
+
+// callEnded records a call's duration and outcome, and the success of its
+// last attempt.
+func (o *Observer) callEnded(ctx context.Context, e resilience.Event) {
+	s := o.series.get(e.Component, e.Name)
+	out := outcomeOf(e.Err)
+	o.calls.Record(ctx, e.Duration.Seconds(), s.outcomes[out].rec...)
+	if out == outcomeSuccess && e.Attempt > 0 {
+		o.attempts.Add(ctx, 1, s.outcomes[outcomeSuccess].add...)
 	}
 }
 
