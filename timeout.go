@@ -139,7 +139,7 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 	tctx, cancel := t.withDeadline(ctx, now)
 	defer cancel()
 	v, err = next(tctx, fn)
-	if tctx.Err() != nil || err != nil && t.pastDeadline(tctx) {
+	if tctx.Err() != nil || err != nil && t.pastDeadline(ctx, tctx) {
 		// The context ended before fn returned: the outcome is an error
 		// whatever fn returned, and a result goes to the discard hook.
 		if err == nil {
@@ -164,14 +164,22 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 	return v, err
 }
 
-// pastDeadline reports whether the deadline of fn's context has passed
-// though the context has not ended yet, its timer not having fired: a
-// client that checks the deadline itself (gRPC does) may fail with its own
-// deadline error just before. Only an error is checked so: a success reads
-// no clock.
-func (t *timeout[T]) pastDeadline(ctx context.Context) bool {
-	d, ok := ctx.Deadline()
-	return ok && !t.now().Before(d)
+// pastDeadline reports whether the Timeout's own deadline, that of fn's
+// context tctx, has passed though tctx has not ended yet, its timer not
+// having fired: a client that checks the deadline itself (gRPC does) may
+// fail with its own deadline error just before. When the caller's context
+// parent has the earlier deadline, that one is the caller's, not the
+// Timeout's, and it reports false. Only an error is checked so: a success
+// reads no clock.
+func (t *timeout[T]) pastDeadline(parent, tctx context.Context) bool {
+	d, ok := tctx.Deadline()
+	if !ok {
+		return false
+	}
+	if pd, ok := parent.Deadline(); ok && !pd.After(d) {
+		return false
+	}
+	return !t.now().Before(d)
 }
 
 // discarded hands v, a result that came after the deadline, to the discard

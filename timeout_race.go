@@ -31,6 +31,7 @@ type timedCall[T any] struct {
 
 	// The call, set by the caller before it hands the task over.
 	t      *timeout[T]
+	parent context.Context // the caller's
 	ctx    context.Context // fn's
 	cancel context.CancelFunc
 	next   chain[T]
@@ -44,7 +45,7 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	if c == nil {
 		c = &timedCall[T]{t: t}
 	}
-	c.ctx, c.cancel, c.next, c.fn = tctx, cancel, next, fn
+	c.parent, c.ctx, c.cancel, c.next, c.fn = ctx, tctx, cancel, next, fn
 	workers.Go(ctx, now, c)
 
 	<-tctx.Done()
@@ -73,7 +74,7 @@ func (t *timeout[T]) collect(ctx context.Context, c *timedCall[T], start time.Ti
 	v, err, pe := c.v, c.err, c.panic
 	var zero T
 	c.v, c.err, c.panic = zero, nil, nil
-	c.ctx, c.cancel, c.next, c.fn = nil, nil, nil, nil
+	c.parent, c.ctx, c.cancel, c.next, c.fn = nil, nil, nil, nil, nil
 	c.state.Store(callRunning)
 	t.calls.Put(c)
 	if pe != nil {
@@ -126,7 +127,7 @@ func (c *timedCall[T]) Run() {
 	}()
 	v, err := next(ctx, fn)
 	finished = true
-	if ctx.Err() == nil && (err == nil || !t.pastDeadline(ctx)) {
+	if ctx.Err() == nil && (err == nil || !t.pastDeadline(c.parent, ctx)) {
 		c.v, c.err = v, err
 		if c.state.CompareAndSwap(callRunning, callFinished) {
 			cancel()
