@@ -12,53 +12,20 @@ import (
 )
 
 // AdaptiveLimiter limits how many calls run at once, as a [Bulkhead] does,
-// but finds the limit itself: it raises the limit while the latency of the
-// calls it admits stays near their latency without load, and lowers it
-// when they slow down, time out or panic, always between a floor and a
-// ceiling. A server that puts one in front of its handlers sheds the load
-// it cannot serve without anyone guessing its capacity, which changes with
-// every deploy, every dependency's latency and every noisy neighbour.
-//
-// The limit follows Envoy's adaptive concurrency filter: once per window
-// (100ms, or twice the recent latency, and 20 samples at least) it
-// becomes L·g + √(L·g), where g is 1.25 times the no-load latency over the
-// window's mean latency, kept within [0.5, 2]. Under overload this settles
-// near 1.25 times the concurrency the server serves without queueing,
-// whatever the limit was before: it cannot creep up as Netflix's Gradient2
-// does under moderate overload. The no-load latency is measured afresh
-// every 30s by a probe: the limit is halved until 50 calls admitted under
-// it have finished, which drains the queue the limit allowed, and their
-// mean latency becomes the new baseline. A minimum kept over loaded windows
-// instead would rise with that queue, as Vegas' does. A window in which a
-// call timed out or panicked (see [WithAdaptiveDropIf]) cuts the limit by
-// a tenth at least, so a latency pinned at a timeout lowers it too. A call
-// whose caller cancelled it is not a sample. The first 50 calls measure
-// the first baseline under the initial limit.
-//
-// A call's [Priority] (see [WithPriority]) decides how much of the limit
-// it may use: critical calls all of it, sheddable ones half (see the
-// priorities' docs), so under overload the lowest priorities are refused
-// first, and while the critical calls alone fit in the limit they are not
-// refused.
+// but finds the limit itself: it raises the limit while the calls it admits
+// are about as fast as without load, and lowers it when they slow down or
+// end in drops (timeouts and panics, see [WithAdaptiveDropIf]), between a
+// floor and a ceiling ([WithAdaptiveLimits]). A call's [Priority] (see
+// [WithPriority]) decides the share of the limit it may use, so the lowest
+// priorities are refused first. docs/load-control.md says how the limit
+// moves and how to read it.
 //
 // A refused call gets an error matching [ErrLimitExceeded], a *[ShedError]
-// whose RetryAfter is the recent mean latency. [WithAdaptiveWait] lets a
-// call wait for a slot instead, for a bounded time; waiters are served by
-// priority, the highest first, and in order of arrival within one.
-//
-// With an observer ([WithObserver]) it reports, with component
-// "adaptive-limiter": an [EventLimitChanged] whenever the window moves the
-// limit, an [EventRefused] for each refusal (Err is the *ShedError, with
-// the call's priority; Wait its hint), [EventWaitStarted] and
-// [EventWaitEnded] around a wait, and, for an [OutcomeObserver] that asks,
-// an [EventCallEnded] for every call.
-//
-// Time comes from the clock given with [WithClock]. Admitting a call is
-// one compare-and-swap and a reading of the clock; its end is a few atomic
-// additions and a reading of the clock; the limit is worked out by the
-// call that ends a window, under a lock no call waits for. It allocates
-// nothing through [Guarded]. An AdaptiveLimiter is safe for concurrent
-// use. Its zero value is not usable: make one with [NewAdaptiveLimiter].
+// whose RetryAfter is the recent mean latency; with [WithAdaptiveWait] it
+// waits for a slot instead, the highest priority served first. With
+// [WithObserver] it reports limit changes, refusals and waits, as component
+// "adaptive-limiter". An AdaptiveLimiter is safe for concurrent use. Its
+// zero value is not usable: make one with [NewAdaptiveLimiter].
 type AdaptiveLimiter struct {
 	// state holds the calls in flight in its low 32 bits and the number of
 	// waiters above them. While anybody waits, slots change hands under mu.
@@ -100,9 +67,13 @@ type limiterWaiter struct {
 }
 
 // NewAdaptiveLimiter returns an adaptive concurrency limiter, with a limit
-// of 20 to start with, between 1 and 1000 (see the options). It panics if
-// an option is invalid, or if the floor is above the ceiling or the
-// initial limit outside them.
+// of 20 to start with, between 1 and 1000 (see the options). With
+// [WithObserver] it reports an [EventLimitChanged] whenever a window moves
+// the limit, an [EventRefused] for each refusal (Err is the *ShedError,
+// Wait its hint), [EventWaitStarted] and [EventWaitEnded] around a wait,
+// and an [EventCallEnded] per call to an [OutcomeObserver] that asks. It
+// panics if an option is invalid, or if the floor is above the ceiling or
+// the initial limit outside them.
 func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	cfg := adaptiveConfig{
 		floor: 1, ceiling: 1000, tolerance: 1.25,
@@ -213,8 +184,9 @@ func WithAdaptiveProbeInterval(d time.Duration) AdaptiveLimiterOption {
 
 // WithAdaptiveWait lets a call that finds its share of the limit in use
 // wait up to d for a slot before it is refused. The wait also ends when
-// the call's context does. The default, 0, is not to wait. It panics if d
-// is negative.
+// the call's context does. Waiters are served by priority, the highest
+// first, and in order of arrival within one. The default, 0, is not to
+// wait. It panics if d is negative.
 func WithAdaptiveWait(d time.Duration) AdaptiveLimiterOption {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: WithAdaptiveWait: wait must not be negative, got %v", d))

@@ -11,45 +11,19 @@ import (
 )
 
 // AdaptiveThrottler is client-side throttling as the Google SRE book
-// describes it: a client that sees the service refuse much of what it
-// sends refuses some calls itself, before sending them, so that a
-// struggling service is not kept busy turning requests away. Over a
-// sliding window it counts requests (every call, refused locally or not)
-// and accepts (calls the service accepted), and refuses a new call with
+// describes it: a client that sees the service refuse much of what it sends
+// refuses some calls itself, before sending them. Over a sliding window
+// ([WithThrottleWindow]) it counts requests and the calls the service
+// accepted ([WithThrottleAcceptedIf]), and refuses a new call with
 // probability
 //
 //	max(0, (requests − K·accepts) / (requests + 1))
 //
-// It refuses nothing while the window holds fewer than 20 requests (the
-// formula alone would refuse a new client's first call half the time).
-// With K = 2, the default, it refuses nothing while the service accepts
-// at least half of what it is sent, and lets through about twice what the
-// service accepts when it refuses more. The window is 10s by default (the
-// book suggests 2 minutes; a shorter one recovers sooner after a
-// brownout), kept in 10 parts that drop out in turn. After a brownout,
-// the few calls still sent find the service well and the share sent
-// about doubles as each part of the window goes by: at 1000 calls/s, a
-// service that took a tenth of them for 30s is sent everything again
-// within two windows.
-//
-// What counts as accepted is [WithThrottleAcceptedIf]'s predicate: by
-// default every outcome but a refusal or an overload (an error matching
-// context.DeadlineExceeded or [ErrBulkheadFull], or one that carries a
-// [RetryHint], as an HTTP 429 or 503 with Retry-After does, or a
-// [Breaker]'s, a [RateLimiter]'s or an adaptive guard's refusal). A call
-// whose caller cancelled it counts for nothing.
-//
-// A refused call gets an error matching [ErrThrottled], a *[ShedError]
-// whose RetryAfter is the time until the window next slides. It is a
-// [Guard]: put it outermost on the client side, where it sees every call.
-// With [WithObserver] it reports an [EventRefused] for each refusal (Err,
-// Wait the hint), with component "adaptive-throttler".
-//
-// Time comes from the clock of [WithClock], randomness from
-// [WithThrottleRand]. A call takes an atomic addition, two loads and a
-// reading of the clock, plus a random number when the formula says to
-// refuse some; it allocates nothing through [Guarded]. An
-// AdaptiveThrottler is safe for concurrent use; its zero value is not
+// (K = 2 by default, [WithThrottleK]), or none while the window holds fewer
+// than 20 requests. A refused call gets an error matching [ErrThrottled], a
+// *[ShedError] whose RetryAfter is the time until the window next slides.
+// Put it outermost on the client side; docs/load-control.md shows how it
+// sheds and recovers. It is safe for concurrent use; its zero value is not
 // usable: make one with [NewAdaptiveThrottler].
 type AdaptiveThrottler struct {
 	k        float64
@@ -71,8 +45,9 @@ const throttleParts = 10
 type throttlePart struct{ requests, accepts atomic.Int64 }
 
 // NewAdaptiveThrottler returns a client-side throttle, with K = 2 and a
-// window of 10s unless options say otherwise. It panics if an option is
-// invalid.
+// window of 10s unless options say otherwise. With [WithObserver] it
+// reports an [EventRefused] for each refusal (Err is the *ShedError, Wait
+// its hint). It panics if an option is invalid.
 func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 	cfg := throttlerConfig{k: 2, window: 10 * time.Second, accepted: isAccepted}
 	for _, o := range opts {
@@ -128,8 +103,12 @@ func WithThrottleWindow(d time.Duration) AdaptiveThrottlerOption {
 }
 
 // WithThrottleAcceptedIf sets which outcomes count as accepted by the
-// service: f(nil) is asked too. The default is described on
-// [AdaptiveThrottler]. It panics if f is nil.
+// service: f(nil) is asked too. By default every outcome is but a refusal
+// or an overload: an error matching context.DeadlineExceeded or
+// [ErrBulkheadFull], or one that carries a [RetryHint], as an HTTP 429 or
+// 503 with Retry-After does, or a [Breaker]'s, a [RateLimiter]'s or an
+// adaptive guard's refusal. A call whose caller cancelled it counts for
+// nothing, whatever f says. It panics if f is nil.
 func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
 	if f == nil {
 		panic("resilience: WithThrottleAcceptedIf: predicate is nil")

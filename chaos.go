@@ -82,24 +82,14 @@ func ChaosBehavior[T any](f func(ctx context.Context), opts ...ChaosOption) Poli
 // [ChaosBehavior]. [Option] ([WithClock], [WithObserver], [WithName]) is
 // one too.
 //
-// The chaos policies inject trouble into calls on purpose, so that the
-// policies around them can be seen to work before an outage tests them.
-// Each is a [Policy] that composes anywhere in a chain; put it innermost,
-// just around fn, so that every policy of the chain sees what it injects
-// as it would see the service's own trouble:
-//
-//	Compose(Timeout[T](d), Retry[T](), Guarded[T](breaker), ChaosFault[T](err, WithChaosRate(0.2)))
-//
 // Which calls are injected into is decided per call, in this order: the
 // predicate of [WithChaosEnabled] (by default every call is enabled), then
 // [WithChaosEvery] (every nth enabled call) or the rate of [WithChaosRate]
 // (by default 1: every enabled call), drawn from [WithChaosRand]'s source
-// or from math/rand/v2. A chaos policy with a rate of 0 is no layer at all
-// in a [Compose], and calls fn directly from Execute; one whose predicate
-// says no costs the predicate's call and nothing else.
-//
-// With [WithObserver] a chaos policy reports an [EventChaos] for every
-// injection, before it takes effect, in the caller's goroutine.
+// or from math/rand/v2. With [WithObserver] a chaos policy reports an
+// [EventChaos] for every injection, before it takes effect, in the
+// caller's goroutine. Put chaos innermost, just around fn, so that every
+// policy of the chain sees what it injects; docs/chaos.md shows why.
 type ChaosOption interface {
 	applyChaos(*chaosConfig)
 }
@@ -124,7 +114,9 @@ func (o Option) applyChaos(c *chaosConfig) { o.set(&c.common) }
 
 // WithChaosRate sets the share of enabled calls a chaos policy injects
 // into, drawn at random for each call: 0.2 is one call in five on average,
-// 0 none, 1 every one. The default is 1. It panics unless 0 <= rate <= 1.
+// 0 none, 1 every one. At 0 the policy calls fn directly from Execute and
+// is no layer at all in a [Compose]. The default is 1. It panics unless
+// 0 <= rate <= 1.
 func WithChaosRate(rate float64) ChaosOption {
 	if !(rate >= 0 && rate <= 1) { // also false for NaN
 		panic(fmt.Sprintf("resilience: WithChaosRate: rate must be in [0, 1], got %v", rate))

@@ -16,20 +16,29 @@
 // repeats it when it fails, waiting as a [Backoff] says (constant, linear,
 // exponential, Fibonacci, jittered in every known way, or a preset that
 // reproduces Kubernetes, gRPC, Celery and others) under a retry quota
-// of its own or a shared [RetryBudget]. [Hedge] starts further attempts
-// when one is slow and takes the first answer; [Fallback] answers for a
-// call that failed. A [Guard] is a gate shared by calls of every result
-// type —
-// a [Breaker] ([NewBreaker]), a [Bulkhead] ([NewBulkhead]) or a
-// [RateLimiter] ([NewRateLimiter]; [NewKeyedRateLimiter] for one limit per
-// user or tenant) — made into a policy for one result type by [Guarded]. A
-// [PolicyFunc] turns a function of your own into a policy.
+// of its own or a shared [RetryBudget] (one of [NewRetryQuota], say).
+// [Hedge] starts further attempts when one is slow and takes the first
+// answer; [Fallback] answers for a call that failed. A [Guard] is a gate
+// shared by calls of every result type — a [Breaker] ([NewBreaker]), a
+// [Bulkhead] ([NewBulkhead]) or a [RateLimiter] ([NewRateLimiter];
+// [NewKeyedRateLimiter] for one limit per user or tenant) — made into a
+// policy for one result type by [Guarded]. A [PolicyFunc] turns a function
+// of your own into a policy.
 //
-// # Batching
+// Two guards shed load without a number to guess: an [AdaptiveLimiter]
+// ([NewAdaptiveLimiter]) is a bulkhead that finds its size from the
+// latency of the calls it admits, refusing the lowest [Priority] first
+// ([WithPriority]); an [AdaptiveThrottler] ([NewAdaptiveThrottler]) makes a
+// client refuse calls itself while the service refuses much of what it is
+// sent.
+//
+// # Batching and coalescing
 //
 // A [Batcher] ([NewBatcher]) gathers the items of many callers into one
 // call of a batch function and gives each caller its own result; a
-// [Loader] ([NewLoader]) does the same by key, DataLoader-style.
+// [Loader] ([NewLoader]) does the same by key, DataLoader-style. A
+// [Singleflight] ([NewSingleflight]) makes concurrent calls for one key
+// share one call.
 //
 // # Composition
 //
@@ -46,11 +55,12 @@
 // # Errors
 //
 // Every error the package makes matches one of its sentinels with
-// [errors.Is], all declared together: [ErrTimeout] (a deadline passed before
+// [errors.Is]: [ErrTimeout] (a deadline passed before
 // the call returned, whatever it returned; it also matches
 // context.DeadlineExceeded), [ErrRetriesExhausted] and
 // [ErrRetryBudgetExhausted] (why a [Retry] gave up, in a *[RetryError]),
 // [ErrBreakerOpen] (a *[BreakerOpenError]), [ErrBulkheadFull],
+// [ErrLimitExceeded] and [ErrThrottled] (a *[ShedError]),
 // [ErrBatcherClosed], [ErrBatchResults], [ErrRateLimited] (a
 // *[RateLimitError] with the time until the tokens are there; it also
 // matches context.DeadlineExceeded when they would come after the
@@ -76,8 +86,10 @@
 // observer as an [EventLatePanic] and is dropped, never ending the
 // program. Results differ in one way: the deadline decides them, so a
 // result after the deadline is discarded even while the caller is still
-// on its way out. The [Batcher] and [Loader], whose fn serves many
-// callers, give each caller a *PanicError instead.
+// on its way out. The [Batcher], [Loader] and [Singleflight], whose fn
+// serves many callers, give each caller a *PanicError instead; when a
+// Singleflight ran fn in its first caller's goroutine (see Performance),
+// that goroutine then panics, or exits, by the rule above.
 //
 // # Observability
 //
@@ -124,6 +136,19 @@
 //   - A [Hedge]'s first attempt runs in the caller's goroutine, and its
 //     delay is read, without a lock, off histograms of the last 1,000 to
 //     2,000 successful attempts.
+//   - An [AdaptiveLimiter] admits a call with a compare-and-swap and a
+//     reading of the clock, and ends it with a few atomic additions; the
+//     call that ends a window works out the new limit, under a lock no
+//     call waits for. An [AdaptiveThrottler] takes an atomic addition, two
+//     loads and a reading of the clock, and a random number only when it
+//     may refuse. Neither allocates through [Guarded].
+//   - A [Singleflight] runs fn in a parked worker's goroutine, so that any
+//     caller can leave when its context ends; a first caller whose context
+//     can never end (its Done is nil, as context.Background's is) runs fn
+//     itself, saving the hand-off. A caller who joins a call allocates nothing; one who starts
+//     it allocates once when it runs fn itself, four times otherwise.
+//   - A chaos policy that injects nothing costs the predicate's call; at a
+//     rate of 0 it is no layer at all in a [Compose].
 //   - A [Batcher] runs no goroutine while it is idle.
 //   - An [Event] is a value, and handing one to an observer allocates
 //     nothing; a component with no observer builds no event. A
@@ -133,8 +158,8 @@
 //     computes its first 64 waits once per set of parameters.
 //
 // The figures, beside those of the peer libraries doing the same work, are
-// in the benchmark table of the README; benchmarks/README.md says what each
-// row measures.
+// in the benchmark table of docs/performance.md; benchmarks/README.md says
+// what each row measures.
 //
 // # Testing
 //
@@ -145,4 +170,9 @@
 // move time with the mock's Add. Code where
 // goroutines meet real timers can instead run in a testing/synctest bubble,
 // where the real clock is fake.
+//
+// The chaos policies, [ChaosFault], [ChaosLatency], [ChaosOutcome] and
+// [ChaosBehavior], inject failures, delays, answers and side effects into
+// calls, innermost in a chain, so that a test shows the policies around
+// them at work before an outage does.
 package resilience

@@ -12,10 +12,8 @@ import (
 // the attempt before it timed out ([WithQuotaTimeoutCost]). A call that
 // succeeds at its first attempt gives back 1 token ([WithQuotaIncrement]),
 // a retry that succeeds gives back what it took, and a retry the quota
-// cannot pay for is not made. So a service that fails now and then is
-// retried as if the quota were not there, and one that fails most calls
-// sees the retries capacity/cost pays for, then only first attempts until
-// successes refill it. Costs are held exactly to nine decimal places.
+// cannot pay for is not made. Costs are held exactly to nine decimal
+// places. docs/retry.md shows how it spares a service that is down.
 //
 // NewRetryQuota panics if capacity is not in [1, 1000000000], if a retry's
 // cost, or its cost after a timeout, is more than capacity (a capacity

@@ -10,43 +10,19 @@ import (
 
 // Singleflight coalesces concurrent calls for the same key: while a call
 // for a key is in flight, further calls for that key wait for it and get
-// its result, rather than calling again. It is golang.org/x/sync's
-// singleflight.Group, typed, and with a context for every caller.
+// its result. It is golang.org/x/sync's singleflight.Group, typed, with a
+// context for every caller. A result is never kept once fn has returned;
+// [Singleflight.Forget] makes the next call for a key call fn even while a
+// call for it is in flight.
 //
-// The shared call belongs to no caller. fn runs with a context of its own,
-// derived from context.Background(): it carries none of the callers'
-// values, deadlines or cancellation, so that one caller's cancellation
-// never fails the others, and it is cancelled once every caller waiting
-// for the call has gone before fn returned. A caller whose context ends
-// returns at once with its context's error, and the others wait on. Give
-// fn a deadline of its own (a [Timeout] inside it, or inside the
-// [Singleflight.Policy] layer) when a call nobody waits for should not run
-// on; pass it what it needs of the caller through its closure or the key.
-//
-// Who runs fn: a goroutine of its own (a parked worker's, reused from call
-// to call), so that any caller, the first one included, can leave the
-// moment its context ends. When the first caller's context can never end
-// (its Done returns nil, as context.Background's does), that caller could
-// never leave: fn then runs in its goroutine, which saves the hand-off.
-// A caller who joins a call allocates nothing; one who starts a call
-// allocates it, once when fn runs in its goroutine (as x/sync's Group
-// does), four times when fn runs in a goroutine of its own.
-//
-// A result is never kept once fn has returned: a call that arrives after
-// that calls fn again. [Singleflight.Forget] makes the next call for a key
-// call fn even while a call for it is in flight.
-//
-// A panic or runtime.Goexit in fn reaches every waiting caller as a
-// *[PanicError] error, as a [Batcher]'s does, for fn serves them all; when
-// fn ran in a caller's goroutine, that goroutine then panics with the
-// value, or exits, by the package's rule (see the package doc's Panics
-// section). With [WithObserver], a panic in a call that no caller waits
-// for any more is reported as an [EventLatePanic], and a result of such a
-// call handed to the [WithDiscard] hook as an [EventDiscarded]; nothing
-// else is reported.
-//
-// A Singleflight is safe for concurrent use. The zero value is ready to
-// use, as [NewSingleflight] with no options would make it.
+// The shared call belongs to no caller: fn runs with a context derived
+// from context.Background(), with none of the callers' values or deadlines,
+// cancelled once every caller has gone before fn returned. A caller whose
+// context ends returns at once with its context's error; the others wait
+// on. Give fn a deadline of its own (a [Timeout] inside it) when a call
+// nobody waits for should not run on. A panic or runtime.Goexit in fn
+// reaches every caller as a *[PanicError] (see the package doc's Panics
+// section). It is safe for concurrent use; its zero value is ready to use.
 type Singleflight[K comparable, T any] struct {
 	singleflightConfig
 	discard func(T)
@@ -58,8 +34,10 @@ type Singleflight[K comparable, T any] struct {
 // NewSingleflight returns a Singleflight for calls that return a T, keyed
 // by a K. It accepts [WithObserver] and [WithName] (and [WithClock], which
 // changes nothing: it waits for no time of its own) and [WithDiscard] for
-// the results of calls that every caller left before fn returned. It
-// panics if an option is nil or invalid.
+// the results of calls that every caller left before fn returned. With an
+// observer it reports only such calls: a panic in one as an
+// [EventLatePanic], a result handed to the WithDiscard hook as an
+// [EventDiscarded]. It panics if an option is nil or invalid.
 func NewSingleflight[K comparable, T any](opts ...SingleflightOption) *Singleflight[K, T] {
 	s := &Singleflight[K, T]{}
 	for _, o := range opts {

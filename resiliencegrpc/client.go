@@ -319,13 +319,10 @@ type guardKey struct {
 // changes its attempts: CallAttempts(1) turns its retries off.
 //
 // Dial with grpc.WithDisableRetry() when a service config may turn on
-// grpc-go's own retry (a retryPolicy, from grpc.WithDefaultServiceConfig or
-// from the name resolver): grpc-go then retries each of this
-// interceptor's attempts, and a call to a server that keeps failing makes
-// the product of the two counts: 3 × 3 = 9 attempts with this
-// interceptor's default and a maxAttempts of 3, of which this
-// interceptor, its guards and its retry quota see 3. It panics if an
-// option is invalid.
+// grpc-go's own retry (a retryPolicy): grpc-go would then retry each of
+// this interceptor's attempts, multiplying them out of sight of its guards
+// and retry quota (the README shows by how much). It panics if an option
+// is invalid.
 func UnaryClientInterceptor(opts ...ClientOption) grpc.UnaryClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {

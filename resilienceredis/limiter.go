@@ -18,47 +18,20 @@ type Scripter interface {
 }
 
 // Limiter is a rate limit shared by every process that uses the same Redis
-// and the same key: a token bucket per key that holds at most burst
-// tokens, starts full and refills at rate tokens a second, with the
-// semantics of [resilience.RateLimiter] (and golang.org/x/time/rate). Over
-// any stretch of time t, all the processes together take no more than
-// rate·t + burst tokens of a key.
+// and the same key: a token bucket per key that holds at most burst tokens,
+// starts full and refills at rate tokens a second, as a
+// [resilience.RateLimiter] does. Over any stretch of time t, all the
+// processes together take no more than rate·t + burst tokens of a key.
 //
-// Each decision is one round trip: one Lua script, called by its SHA1 (and
-// sent again only when the server lost it), runs the generic cell rate
-// algorithm on the server. Time is the server's (TIME), so the clocks of
-// the machines do not matter; the state of a key is one integer, the
-// microsecond at which its bucket is full again, and the key expires then,
-// so idle keys vanish. The interval between two tokens is rounded to a
-// whole microsecond.
-//
-// Each decision waits at most the timeout ([WithTimeout], default
-// [DefaultTimeout]) for Redis. When Redis does not answer in time, or
-// fails, the limiter is degraded: it answers from a local
-// [resilience.KeyedRateLimiter] holding a share of the limit
-// ([WithFailOpen], the default), or refuses every call with
-// [ErrUnavailable] ([WithFailClosed]). While degraded, one call per probe
-// interval ([WithProbeInterval]) asks Redis again; when it answers, the
-// limiter recovers. Both changes are reported to the observer
-// ([resilience.EventDegraded], [resilience.EventRecovered]). No call waits
-// longer than the timeout, except for tokens it chose to wait for
-// ([WithRateLimitWait]).
-//
-// The recommended client is a *redis.Client with ContextTimeoutEnabled
-// set: it bounds each call by its context's deadline, so the script runs
-// on the caller's goroutine. Any other client may keep a call longer than
-// its context says (go-redis's default is to wait up to its ReadTimeout,
-// 3 s), so the script runs in a parked worker goroutine and the caller
-// stops waiting at the deadline; the hand-off between the two goroutines
-// costs each decision some latency and processor time. With the
-// recommended client, a caller whose context is canceled during a decision
-// gets its answer when Redis answers or at the timeout, whichever comes
-// first.
-//
-// A refusal is a [*RefusedError], matching [resilience.ErrRateLimited]
-// with a retry hint. A key whose Redis value is other data fails its own
-// decisions with an error matching [ErrKeyConflict], and no other key's. A
-// Limiter is safe for concurrent use; make one with [NewLimiter].
+// Each decision is one round trip to Redis, waiting at most its timeout
+// ([WithTimeout]), or for tokens it chose to wait for ([WithRateLimitWait]).
+// When Redis fails or does not answer in time, the limiter limits locally
+// ([WithFailOpen], the default) or refuses with [ErrUnavailable]
+// ([WithFailClosed]) until a probe ([WithProbeInterval]) finds Redis again.
+// A refusal is a [*RefusedError], matching [resilience.ErrRateLimited]; a
+// key whose value is other data fails alone, with [ErrKeyConflict]. It is
+// safe for concurrent use; make one with [NewLimiter]. The README says how
+// it works and why a *redis.Client with ContextTimeoutEnabled suits it.
 type Limiter struct {
 	client      Scripter
 	interval    int64 // microseconds between two tokens
