@@ -189,7 +189,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 			wantMetric: map[string]float64{
 				"resilience.hedges{component=hedge,name=search}":                              1,
 				"resilience.call.duration.count{component=hedge,name=search,outcome=success}": 2,
-				"resilience.call.duration.sum{component=hedge,name=search,outcome=success}":   0,
+				"resilience.call.duration.sum{component=hedge,name=search,outcome=success}":   0.01, // the hedged call ends when its hedge does
 			},
 			wantEvents: []string{
 				"hedged: resilience.hedge resilience.attempt=2 resilience.component=hedge resilience.hedge.delay=0.01 resilience.name=search",
@@ -217,6 +217,8 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.breaker.transitions{breaker.state=open,component=breaker,name=api}": 1,
 				"resilience.breaker.state{breaker.state=open,component=breaker,name=api}":       1,
 				"resilience.breaker.state{breaker.state=closed,component=breaker,name=api}":     0,
+				"resilience.call.duration.count{component=fallback,name=api,outcome=success}":   2,
+				"resilience.call.duration.sum{component=fallback,name=api,outcome=success}":     0,
 			},
 			wantEvents: []string{
 				"failed: resilience.fallback error.message=down resilience.component=fallback resilience.name=api resilience.reason=other",
