@@ -19,9 +19,12 @@
 // the report that matches no survivor is reported as stale, as happens
 // when the code it names has moved.
 //
-// With -retest, each mutant the report calls not covered is tested here,
-// in a copy of the module (see retest.go): gremlins calls so every mutant
-// of a switch case's expression, whether the tests run it or not.
+// With -retest, each mutant the report calls not covered or timed out is
+// tested here, in a copy of the module (see retest.go): gremlins calls
+// every mutant of a switch case's expression not covered, whether the
+// tests run it or not, and times a mutant out at three times the duration
+// of its coverage run, which the build of a mutant on a busy machine can
+// take.
 //
 // The exit status is 0 when every survivor is listed, 1 when some are not,
 // and 2 when the report or the list cannot be read.
@@ -238,7 +241,7 @@ func main() {
 	reportFile := flag.String("report", "", "gremlins' JSON report")
 	dir := flag.String("dir", ".", "the folder gremlins ran in, relative to the repository's root")
 	equivFile := flag.String("equivalent", "", "the list of equivalent mutants (none if empty)")
-	retest := flag.Bool("retest", false, "test the mutants gremlins reports as not covered")
+	retest := flag.Bool("retest", false, "test the mutants gremlins reports as not covered or timed out")
 	flag.Parse()
 	if *reportFile == "" || flag.NArg() > 0 {
 		flag.Usage()
@@ -284,16 +287,16 @@ func run(reportFile, dir, equivFile string, retest bool) (result, error) {
 }
 
 // retestUncovered tests every mutant of rep that gremlins reports as not
-// covered, and sets its status.
+// covered or timed out, and sets its status.
 func retestUncovered(rep report, dir string) error {
 	var r *retester
 	for _, f := range rep.Files {
 		for i, m := range f.Mutations {
-			if m.Status != "NOT COVERED" {
+			if m.Status != "NOT COVERED" && m.Status != "TIMED OUT" {
 				continue
 			}
 			if r == nil {
-				fmt.Fprintln(os.Stderr, "--- testing the mutants gremlins reports as not covered")
+				fmt.Fprintln(os.Stderr, "--- testing the mutants gremlins reports as not covered or timed out")
 				var err error
 				if r, err = newRetester(dir, os.Stderr); err != nil {
 					return err

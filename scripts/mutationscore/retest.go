@@ -17,7 +17,9 @@ import (
 // Gremlins tests only the mutants on a line a coverage block of the tests
 // spans, and Go's coverage puts no block around the expressions of a
 // switch's cases: gremlins reports every mutant there as not covered,
-// whatever the tests run. retest tests each mutant reported so itself: in
+// whatever the tests run; and it times a mutant out at three times the
+// duration of its coverage run, which the build of a mutant on a busy
+// machine can take. retest tests each mutant reported so itself: in
 // a copy of the module, with the mutation applied, it builds the package's
 // tests and runs them, as gremlins does for the others.
 
