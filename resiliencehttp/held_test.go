@@ -60,19 +60,38 @@ func TestTransportLastResponseWhole(t *testing.T) {
 }
 
 // TestTransportDrainLimitZeroReadsNothing: with a drain limit of 0 the
-// responses the retry drops are closed unread, as WithDrainLimit says.
+// responses the Transport does not return are closed unread, as
+// WithDrainLimit says: the 503s the retry drops, and with WithStatusErrors
+// the last one too.
 func TestTransportDrainLimitZeroReadsNothing(t *testing.T) {
-	srv := newServer(t, busy(2, 100))
-	rec := &bodyRecorder{base: base(t)}
-	tr := resiliencehttp.NewTransport(rec, noWait, resiliencehttp.WithDrainLimit(0))
-	resp, err := get(t, tr, srv.URL)
-	require.NoError(t, err)
-	assert.Equal(t, "ok", readAll(t, resp))
-	bodies := rec.all()
-	require.Len(t, bodies, 3)
-	for i, b := range bodies[:2] {
-		assert.Zero(t, b.reads.Load(), "reads of the body of attempt %d", i+1)
-		assert.True(t, b.closed.Load(), "the body of attempt %d is closed", i+1)
+	tests := []struct {
+		name    string
+		busy    int64 // the 503s before a 200
+		opts    []resiliencehttp.TransportOption
+		dropped int // the responses not returned, all first
+	}{
+		{"the retried 503s", 2, nil, 2},
+		{"the last 503, with WithStatusErrors", 3, []resiliencehttp.TransportOption{resiliencehttp.WithStatusErrors()}, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, busy(tc.busy, 100))
+			rec := &bodyRecorder{base: base(t)}
+			opts := append([]resiliencehttp.TransportOption{noWait, resiliencehttp.WithDrainLimit(0)}, tc.opts...)
+			resp, err := get(t, resiliencehttp.NewTransport(rec, opts...), srv.URL)
+			if tc.dropped < 3 {
+				require.NoError(t, err)
+				assert.Equal(t, "ok", readAll(t, resp))
+			} else {
+				assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
+			}
+			bodies := rec.all()
+			require.Len(t, bodies, 3)
+			for i, b := range bodies[:tc.dropped] {
+				assert.Zero(t, b.reads.Load(), "reads of the body of attempt %d", i+1)
+				assert.True(t, b.closed.Load(), "the body of attempt %d is closed", i+1)
+			}
+		})
 	}
 }
 

@@ -24,7 +24,8 @@
 // every mutant of a switch case's expression not covered, whether the
 // tests run it or not, and times a mutant out at three times the duration
 // of its coverage run, which the build of a mutant on a busy machine can
-// take.
+// take. It also builds each mutant the report calls killed: gremlins
+// counts a mutant that does not compile as killed.
 //
 // The exit status is 0 when every survivor is listed, 1 when some are not,
 // and 2 when the report or the list cannot be read.
@@ -287,16 +288,18 @@ func run(reportFile, dir, equivFile string, retest bool) (result, error) {
 }
 
 // retestUncovered tests every mutant of rep that gremlins reports as not
-// covered or timed out, and sets its status.
+// covered or timed out, builds every one it reports killed, and sets
+// their statuses.
 func retestUncovered(rep report, dir string) error {
 	var r *retester
 	for _, f := range rep.Files {
 		for i, m := range f.Mutations {
-			if m.Status != "NOT COVERED" && m.Status != "TIMED OUT" {
+			test := m.Status == "NOT COVERED" || m.Status == "TIMED OUT"
+			if !test && m.Status != "KILLED" {
 				continue
 			}
 			if r == nil {
-				fmt.Fprintln(os.Stderr, "--- testing the mutants gremlins reports as not covered or timed out")
+				fmt.Fprintln(os.Stderr, "--- testing again the mutants gremlins reports as not covered or timed out; building those it reports killed")
 				var err error
 				if r, err = newRetester(dir, os.Stderr); err != nil {
 					return err
@@ -304,11 +307,13 @@ func retestUncovered(rep report, dir string) error {
 				defer r.close()
 			}
 			mu := mutant{file: path.Join(dir, f.Name), line: m.Line, col: m.Column, mutator: m.Type}
-			status, err := r.status(mu)
+			status, err := r.status(mu, test)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "%12s %v\n", status, mu)
+			if test || status != m.Status {
+				fmt.Fprintf(os.Stderr, "%12s %v\n", status, mu)
+			}
 			f.Mutations[i].Status = status
 		}
 	}

@@ -19,9 +19,11 @@ import (
 // switch's cases: gremlins reports every mutant there as not covered,
 // whatever the tests run; and it times a mutant out at three times the
 // duration of its coverage run, which the build of a mutant on a busy
-// machine can take. retest tests each mutant reported so itself: in
-// a copy of the module, with the mutation applied, it builds the package's
-// tests and runs them, as gremlins does for the others.
+// machine can take; and it counts a mutant that does not compile as
+// killed. retest tests each mutant reported not covered or timed out
+// itself: in a copy of the module, with the mutation applied, it builds
+// the package's tests and runs them, as gremlins does for the others. It
+// builds the package with each mutant reported killed.
 
 // mutations is gremlins' table: the token each mutator puts in place of
 // another.
@@ -125,8 +127,10 @@ func (r *retester) close() { _ = os.RemoveAll(r.tmp) }
 func (r *retester) copy(path string) string { return filepath.Join(r.tmp, "module", path) }
 
 // status tests mutant m, whose file is relative to the folder the command
-// runs in, and returns its status as gremlins names them.
-func (r *retester) status(m mutant) (string, error) {
+// runs in, and returns its status as gremlins names them: with test, its
+// tests' verdict, and without, KILLED if the package builds (gremlins
+// counts a mutant that does not build as killed) and NOT VIABLE if not.
+func (r *retester) status(m mutant, test bool) (string, error) {
 	rel, err := filepath.Rel(r.root, m.file)
 	if err != nil {
 		return "", err
@@ -143,11 +147,24 @@ func (r *retester) status(m mutant) (string, error) {
 	if err := os.WriteFile(file, mutated, 0o644); err != nil {
 		return "", err
 	}
-	status := r.test()
+	status := "KILLED"
+	switch {
+	case test:
+		status = r.test()
+	case !r.builds():
+		status = "NOT VIABLE"
+	}
 	if err := os.WriteFile(file, src, 0o644); err != nil {
 		return "", err
 	}
 	return status, nil
+}
+
+// builds reports whether the package builds in the copy.
+func (r *retester) builds() bool {
+	build := exec.Command("go", "build", "./"+filepath.ToSlash(r.pkg))
+	build.Dir = r.copy("")
+	return build.Run() == nil
 }
 
 // test builds the package's tests in the copy and runs them: NOT VIABLE
