@@ -20,7 +20,6 @@ type call struct {
 	cancel context.CancelFunc // ends ctx; nil without a call timeout
 	hostG  []resilience.Guard // the host's own guards
 	single bool               // sent once, never retried
-	n      int                // attempts begun
 
 	buffered  []byte        // the request body, read into memory to be replayed
 	first     io.ReadCloser // the first attempt's body, when it is not req.Body
@@ -123,7 +122,6 @@ func (c *call) getBuffered() (io.ReadCloser, error) {
 // *StatusError, and kept until the next attempt begins or the call ends.
 func (c *call) attempt(ctx context.Context) (*http.Response, error) {
 	t := c.t
-	c.n++
 	c.drop()
 	dones, err := c.enter(ctx)
 	if err != nil {
@@ -260,43 +258,69 @@ func (c *call) drop() {
 // WithStatusErrors), and the call's context ended now or, for a response
 // returned, when its body is done.
 func (c *call) finish(resp *http.Response, err error) (*http.Response, error) {
-	t := c.t
-	if c.held != nil {
-		if resp == nil && ranOut(err, c.heldErr) {
-			resp, c.final = c.held, c.heldErr
-			c.held = nil
-		} else {
-			c.drop()
-		}
-	}
-	if !c.bodyTaken && c.req.Body != nil && c.req.Body != http.NoBody {
-		c.bodyTaken = true
-		_ = c.req.Body.Close()
-	}
-	if resp != nil && c.final != nil && t.statusErrors {
-		t.discard(resp)
+	resp = c.takeHeld(resp, err)
+	c.closeBody()
+	if resp != nil && c.final != nil && c.t.statusErrors {
+		c.t.discard(resp)
 		if err == nil {
 			err = c.final
 		}
 		resp = nil
 	}
 	if resp == nil {
-		if c.cancel != nil {
-			if cause := context.Cause(c.ctx); cause == t.callErr && !errors.Is(err, resilience.ErrTimeout) {
-				err = &causedError{cause: cause, err: err}
-			}
-			c.cancel()
-		}
-		return nil, err
+		return nil, c.end(err)
 	}
-	if c.cancel != nil {
-		if b, ok := resp.Body.(*body); ok {
-			b.callCancel = c.cancel
-		} else {
-			c.cancel()
-		}
-	}
+	c.endWith(resp)
 	return resp, nil
+}
+
+// takeHeld returns the response held from the last attempt when the retry
+// ran out on it and returned no response, and drops it otherwise.
+func (c *call) takeHeld(resp *http.Response, err error) *http.Response {
+	if c.held == nil {
+		return resp
+	}
+	if resp == nil && ranOut(err, c.heldErr) {
+		resp, c.final = c.held, c.heldErr
+		c.held = nil
+		return resp
+	}
+	c.drop()
+	return resp
+}
+
+// closeBody closes the request's body if no attempt took it, as the
+// RoundTripper contract asks.
+func (c *call) closeBody() {
+	if !c.bodyTaken && c.req.Body != nil && c.req.Body != http.NoBody {
+		c.bodyTaken = true
+		_ = c.req.Body.Close()
+	}
+}
+
+// end ends the call's context and returns the call's error err, made to
+// match the call's timeout when that ended the call.
+func (c *call) end(err error) error {
+	if c.cancel == nil {
+		return err
+	}
+	if cause := context.Cause(c.ctx); cause == c.t.callErr && !errors.Is(err, resilience.ErrTimeout) {
+		err = &causedError{cause: cause, err: err}
+	}
+	c.cancel()
+	return err
+}
+
+// endWith makes the call's context end when resp's body is done with.
+func (c *call) endWith(resp *http.Response) {
+	if c.cancel == nil {
+		return
+	}
+	if b, ok := resp.Body.(*body); ok {
+		b.callCancel = c.cancel
+	} else {
+		c.cancel()
+	}
 }
 
 // ranOut reports whether err is the retry's giving up, its attempts or

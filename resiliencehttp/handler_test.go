@@ -3,6 +3,7 @@ package resiliencehttp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -190,3 +191,107 @@ func TestRefusalStatusKeepsTheError(t *testing.T) {
 	assert.Equal(t, resilience.ErrBulkheadFull.Error(), err.Error())
 	assert.False(t, errors.Is(err, resilience.ErrBreakerOpen))
 }
+
+// TestHandlerLaterRefusalReleasesEarlierGuards: when a guard refuses, the
+// guards before it, which admitted the request, are told the refusal, so
+// that a bulkhead's slot is freed.
+func TestHandlerLaterRefusalReleasesEarlierGuards(t *testing.T) {
+	g := &recordGuard{}
+	bh := resilience.NewBulkhead(1)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	srv := newServer(t, resiliencehttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "served")
+	}), g, bh, guardFunc(func(ctx context.Context) (func(error), error) {
+		if refuse.Load() {
+			return nil, hintError(0)
+		}
+		return func(error) {}, nil
+	})).ServeHTTP)
+	client := &http.Client{Transport: base(t)}
+
+	resp, err := client.Get(srv.URL)
+	require.NoError(t, err)
+	readAll(t, resp)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Zero(t, bh.InUse(), "the bulkhead's slot is free")
+	told := g.told()
+	require.Len(t, told, 1)
+	assert.ErrorIs(t, told[0], hintError(0))
+
+	refuse.Store(false)
+	resp, err = client.Get(srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, "served", readAll(t, resp))
+	assert.Zero(t, bh.InUse())
+}
+
+// TestHandlerOutcomeIsWhatTheClientGot: the guards are told the status the
+// client received: a 5xx written with a body, or flushed, is a failure,
+// and a 200 a success even when next then asks for another status.
+func TestHandlerOutcomeIsWhatTheClientGot(t *testing.T) {
+	tests := []struct {
+		name    string
+		next    http.HandlerFunc
+		status  int    // the status the client receives
+		failure string // the error told to the guard, "" for nil
+	}{
+		{"503 with a body", func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "busy", http.StatusServiceUnavailable)
+		}, 503, "resiliencehttp: server answered 503 Service Unavailable"},
+		{"503 flushed", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			w.(http.Flusher).Flush()
+		}, 503, "resiliencehttp: server answered 503 Service Unavailable"},
+		{"500 flushed through a ResponseController", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusInternalServerError)
+			_ = http.NewResponseController(w).Flush()
+		}, 500, "resiliencehttp: server answered 500 Internal Server Error"},
+		{"200, then a 500 too late", func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusOK)
+			w.WriteHeader(http.StatusInternalServerError) // net/http logs it and sends nothing
+		}, 200, ""},
+		{"a body, then a 500 too late", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "done")
+			w.WriteHeader(http.StatusInternalServerError)
+		}, 200, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := &recordGuard{}
+			srv := newServer(t, resiliencehttp.Handler(tc.next, g).ServeHTTP)
+			resp, err := (&http.Client{Transport: base(t)}).Get(srv.URL)
+			require.NoError(t, err)
+			readAll(t, resp)
+			assert.Equal(t, tc.status, resp.StatusCode, "the status the client got")
+			told := g.told()
+			require.Len(t, told, 1)
+			if tc.failure == "" {
+				assert.NoError(t, told[0])
+				return
+			}
+			var se *resiliencehttp.StatusError
+			require.ErrorAs(t, told[0], &se)
+			assert.Equal(t, tc.status, se.StatusCode)
+			assert.EqualError(t, told[0], tc.failure)
+		})
+	}
+}
+
+// TestRefusalStatusRange: RefusalStatus takes every 4xx and 5xx status and
+// panics for any other, naming itself and the status.
+func TestRefusalStatusRange(t *testing.T) {
+	for _, status := range []int{400, 429, 503, 599} {
+		assert.NotPanics(t, func() { resiliencehttp.RefusalStatus(resilience.NewBulkhead(1), status) }, "status %d", status)
+	}
+	for _, status := range []int{0, 200, 399, 600} {
+		assert.PanicsWithValue(t,
+			fmt.Sprintf("resiliencehttp: RefusalStatus: status must be a 4xx or 5xx status, got %d", status),
+			func() { resiliencehttp.RefusalStatus(resilience.NewBulkhead(1), status) })
+	}
+}
+
+// guardFunc adapts a function to resilience.Guard.
+type guardFunc func(ctx context.Context) (func(error), error)
+
+func (f guardFunc) Enter(ctx context.Context) (func(error), error) { return f(ctx) }

@@ -28,6 +28,7 @@ func TestTransportRetryAfter(t *testing.T) {
 	}{
 		{"seconds", 503, func(time.Time) string { return "2" }, nil, 2 * time.Second},
 		{"429 seconds", 429, func(time.Time) string { return "4" }, nil, 4 * time.Second},
+		{"seconds with a leading zero", 503, func(time.Time) string { return "05" }, nil, 5 * time.Second},
 		{"HTTP-date", 503, func(now time.Time) string { return now.Add(5 * time.Second).UTC().Format(http.TimeFormat) }, nil, 5 * time.Second},
 		{"cut to the maximum", 503, func(time.Time) string { return "120" },
 			[]resilience.RetryOption{resilience.WithMaxRetryAfter(3 * time.Second)}, 3 * time.Second},

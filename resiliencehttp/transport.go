@@ -76,7 +76,7 @@ func NewTransport(base http.RoundTripper, opts ...TransportOption) *Transport {
 		drainLimit:     cfg.drainLimit,
 		statusErrors:   cfg.statusErrors,
 	}
-	if len(cfg.hostGuards) > 0 {
+	if cfg.hostGuards != nil {
 		t.hosts = newHostGuards(cfg.hostGuards, cfg.maxHosts)
 	}
 	var retryOpts []resilience.RetryOption
@@ -127,8 +127,6 @@ func (t *Transport) discard(resp *http.Response) {
 	if resp == nil || resp.Body == nil {
 		return
 	}
-	if t.drainLimit > 0 {
-		_, _ = io.CopyN(io.Discard, resp.Body, t.drainLimit)
-	}
+	_, _ = io.CopyN(io.Discard, resp.Body, t.drainLimit) // with a limit of 0, reads nothing
 	_ = resp.Body.Close()
 }
