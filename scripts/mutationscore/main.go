@@ -108,6 +108,26 @@ type result struct {
 	stale  []mutant   // listed mutants of the report's files that did not survive
 }
 
+// count adds a mutant of status to the score, and reports whether it
+// survived.
+func (s *score) count(status string) (survived bool) {
+	switch status {
+	case "KILLED":
+		s.killed++
+	case "TIMED OUT":
+		s.timedOut++
+	case "NOT VIABLE":
+		s.notViable++
+	case "LIVED":
+		s.lived++
+		return true
+	case "NOT COVERED":
+		s.notCovered++
+		return true
+	}
+	return false
+}
+
 // judge scores the report rep, whose file names are relative to dir, with
 // the equivalent mutants equiv.
 func judge(rep report, dir string, equiv map[mutant]bool) result {
@@ -119,21 +139,7 @@ func judge(rep report, dir string, equiv map[mutant]bool) result {
 		files[s.file] = true
 		for _, m := range f.Mutations {
 			mu := mutant{file: s.file, line: m.Line, col: m.Column, mutator: m.Type}
-			survived := false
-			switch m.Status {
-			case "KILLED":
-				s.killed++
-			case "TIMED OUT":
-				s.timedOut++
-			case "NOT VIABLE":
-				s.notViable++
-			case "LIVED":
-				s.lived++
-				survived = true
-			case "NOT COVERED":
-				s.notCovered++
-				survived = true
-			}
+			survived := s.count(m.Status)
 			switch {
 			case !survived:
 			case equiv[mu]:
