@@ -107,26 +107,16 @@ func validFieldValue(v string) bool {
 // Retryable is the [Transport]'s default for [WithRetryIf]: it reports
 // whether an attempt that ended with resp or err is worth repeating. It is
 // asked only about requests that are safe to repeat (see [Idempotent]) and
-// that net/http's Transport sends at all: one it refuses (an unsupported
-// URL scheme, no host, an invalid method or header field) fails alike on
-// every attempt, so the Transport sends it once and returns its error.
+// that net/http's Transport sends at all (one it refuses, such as an
+// unsupported URL scheme or an invalid header, is sent once).
 //
-// A response is retried when its status says the same request may well
-// succeed later:
-//
-//   - 408 Request Timeout: the server gave up waiting for the request;
-//   - 429 Too Many Requests: the client is throttled, usually with a
-//     Retry-After saying for how long;
-//   - 502 Bad Gateway, 503 Service Unavailable, 504 Gateway Timeout: a
-//     proxy or the service is briefly unavailable or slow.
-//
-// Other statuses are answers: 500 Internal Server Error and 501 Not
-// Implemented mostly come from a fault that a repeat meets again, and a
-// 4xx other than 408 and 429 is about the request itself.
-//
-// An error is retried unless it cannot heal by itself: a certificate that
-// does not verify, or a host name that does not resolve. Errors of the
-// caller's own context are never retried (the retry sees its context end).
+// Retried: 408 Request Timeout, 429 Too Many Requests, 502 Bad Gateway,
+// 503 Service Unavailable and 504 Gateway Timeout, which say the same
+// request may well succeed later, and every error but those that cannot
+// heal by themselves (a certificate that does not verify, a host name that
+// does not resolve) and those of the caller's own context. Other statuses
+// are answers: a 500 or 501 mostly comes from a fault a repeat meets again,
+// and another 4xx is about the request itself.
 func Retryable(resp *http.Response, err error) bool {
 	if err != nil {
 		return retryableError(err)

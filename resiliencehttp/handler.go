@@ -16,28 +16,19 @@ import (
 )
 
 // Handler returns a handler that sheds load in front of next: each request
-// asks guards, in order, to admit it (a resilience.Bulkhead, a
-// resilience.Breaker, a rate limiter: any resilience.Guard), and a request
-// one of them refuses is answered at once, without calling next, with 503
-// Service Unavailable, or with the status [RefusalStatus] gave that guard.
-// When the refusal carries a retry hint (resilience.RetryHint: an open
-// breaker's time until half-open, a rate limiter's wait) the answer has a
-// Retry-After header of that many seconds, rounded up, and at most
-// 9223372036 (the whole seconds a time.Duration holds): the largest hint,
-// an isolated breaker's, gives that.
+// asks guards, in order, to admit it (any resilience.Guard), and a refused
+// request is answered at once, without calling next, with 503 Service
+// Unavailable or the status [RefusalStatus] gave that guard, and a
+// Retry-After header of the refusal's retry hint in seconds, rounded up and
+// saturated (an isolated breaker's gives 9223372036).
 //
 // Each guard that admitted a request is told its outcome when next
-// returns: nil, or a *[StatusError] for a 5xx answer. When next panics, the
-// guards receive a *resilience.PanicError (so a bulkhead slot or a
-// half-open probe is freed) and the panic goes on with its original value,
-// for net/http to recover and log (or, for http.ErrAbortHandler, to abort
-// the response quietly). When one guard refuses, those before it are told
-// the refusal, as in a composition of guarded policies.
-//
-// The guards are asked with the request's context, so a wait for a slot
-// ends when the client goes away. The writer next receives unwraps to the
-// server's (see http.ResponseController) and supports Flush and Hijack when
-// the server's does. Handler panics if next or a guard is nil.
+// returns: nil, or a *[StatusError] for a 5xx answer; when one guard
+// refuses, those before it are told the refusal. A panic in next frees
+// what the guards hold (they receive a *resilience.PanicError) and goes on
+// for net/http. The guards are asked with the request's context; the
+// writer next receives unwraps to the server's (http.ResponseController).
+// Handler panics if next or a guard is nil. See the package doc for more.
 func Handler(next http.Handler, guards ...resilience.Guard) http.Handler {
 	if next == nil {
 		panic("resiliencehttp: Handler: next is nil")

@@ -15,21 +15,13 @@ import (
 // per-attempt timeout, in that order from the outside in.
 //
 // It retries only requests that are safe to repeat ([WithIdempotent]) and
-// that net/http sends at all (one with an unsupported URL scheme or an
-// invalid header field is sent once, its error returned), and only
-// outcomes worth repeating ([WithRetryIf]), honours a Retry-After
-// header (seconds or HTTP-date) as the retry's hint, replays request
-// bodies, and reads and closes every response it does not return so that
-// its connection is reused. The response it returns keeps its body
-// readable after RoundTrip returns: the call's and the attempt's deadlines
-// go on until the body is read to the end or closed, and only then are
-// their contexts ended and the guards told the outcome.
-//
-// The base transport must honour the request's context, as http.Transport
-// does: an attempt ends at its deadline because its context does.
-//
-// A Transport is safe for concurrent use; build one and share it, as its
-// base's connection pool is meant to be shared.
+// outcomes worth repeating ([WithRetryIf]), honours Retry-After as the
+// retry's hint, replays request bodies, and drains and closes every
+// response it does not return, so connections are reused. The response it
+// returns stays readable after RoundTrip returns: the deadlines and the
+// guards' outcome wait until its body is read to the end or closed. The
+// base transport must honour the request's context, as http.Transport
+// does. A Transport is safe for concurrent use; build one and share it.
 type Transport struct {
 	base       http.RoundTripper
 	retry      resilience.Policy[*http.Response]
