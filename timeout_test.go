@@ -341,31 +341,10 @@ func TestTimeoutReuse(t *testing.T) {
 	})
 }
 
-// BenchmarkTimeout compares the policy's two modes with context.WithTimeout
-// alone, the least any timeout can cost, and with context.WithTimeout plus a
-// goroutine that runs fn and ends the context when fn returns: the least a
-// timeout that returns at the deadline can cost.
+// BenchmarkTimeout measures the policy's two modes; the floors and the
+// peers stand beside them in the benchmarks module.
 func BenchmarkTimeout(b *testing.B) {
 	ctx := context.Background()
-	b.Run("context.WithTimeout", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			tctx, cancel := context.WithTimeout(ctx, time.Second)
-			_, _ = okFunc(tctx)
-			cancel()
-		}
-	})
-	b.Run("context.WithTimeout+goroutine", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			tctx, cancel := context.WithTimeout(ctx, time.Second)
-			go func() {
-				_, _ = okFunc(tctx)
-				cancel()
-			}()
-			<-tctx.Done()
-		}
-	})
 	b.Run("cooperative", func(b *testing.B) {
 		p := resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())
 		b.ReportAllocs()
