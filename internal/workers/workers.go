@@ -163,6 +163,7 @@ func (w *worker) loop(j job) {
 		pprof.SetGoroutineLabels(j.labels)
 		j.t.Run()
 		pprof.SetGoroutineLabels(context.Background())
+		j = job{} // a parked worker holds nothing of the call it served
 		if !w.park() {
 			return
 		}
