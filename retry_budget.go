@@ -100,10 +100,7 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 		minPerSecond: float64(minPerSecond),
 		common:       cfg.common,
 	}
-	b.floor = b.minPerSecond
-	if minPerSecond > 0 {
-		b.refilled = b.now()
-	}
+	b.floor, b.refilled = b.minPerSecond, b.now()
 	return b
 }
 
