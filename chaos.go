@@ -9,14 +9,9 @@ import (
 	"time"
 )
 
-// ChaosFault returns a policy that fails a call with err instead of
-// calling fn, when the call is injected into (see [ChaosOption]); other
-// calls go through untouched. The caller gets the zero T and err itself,
-// so errors.Is and errors.As see it as they would see the service's own
-// error. An injection allocates nothing.
-//
-// ChaosFault is safe for concurrent use. It panics if err is nil or an
-// option is invalid; its Execute panics if fn is nil.
+// ChaosFault returns a policy that fails a call it injects into (see
+// [ChaosOption]) with the zero T and err itself, without calling fn. It
+// panics if err is nil.
 func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 	if err == nil {
 		panic("resilience: ChaosFault: error is nil")
@@ -26,15 +21,11 @@ func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 	return p
 }
 
-// ChaosLatency returns a policy that waits d before it calls fn, when the
-// call is injected into (see [ChaosOption]); other calls go through at
-// once. The wait is on the clock of [WithClock], if given, and ends when
-// the call's context ends: the caller then gets the zero T and the
-// context's error, and fn is not called. A d of 0 waits not at all, but
-// each injection is still reported.
-//
-// ChaosLatency is safe for concurrent use. It panics if d is negative or
-// an option is invalid; its Execute panics if fn is nil.
+// ChaosLatency returns a policy that waits d on its clock before it calls
+// fn, in a call it injects into (see [ChaosOption]). A call whose context
+// ends during the wait gets the zero T and the context's error, and fn is
+// not called. A d of 0 does not wait but is still reported. It panics if d
+// is negative.
 func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: ChaosLatency: latency must not be negative, got %v", d))
@@ -44,31 +35,21 @@ func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
 	return p
 }
 
-// ChaosOutcome returns a policy that answers a call with v and a nil error
-// instead of calling fn, when the call is injected into (see
-// [ChaosOption]); other calls go through untouched. T is inferred from v:
-// a stale cache entry, an empty page, a response with a status the caller
-// must handle. Every injected call gets the same v: give a value that is
-// safe to share.
-//
-// ChaosOutcome is safe for concurrent use. It panics if an option is
-// invalid; its Execute panics if fn is nil.
+// ChaosOutcome returns a policy that answers a call it injects into (see
+// [ChaosOption]) with v and a nil error, without calling fn: a stale cache
+// entry, an empty page. Every such call gets the same v, so v must be safe
+// to share.
 func ChaosOutcome[T any](v T, opts ...ChaosOption) Policy[T] {
 	p := &chaosOutcome[T]{v: v}
 	p.configure("ChaosOutcome", "chaos-outcome", opts)
 	return p
 }
 
-// ChaosBehavior returns a policy that calls f with the call's context
-// before it calls fn, when the call is injected into (see
-// [ChaosOption]); other calls go through untouched. f is the side effect
-// to inject: drop a cache, close a connection, use up memory or CPU. fn is
-// called once f returns; a panic or runtime.Goexit in f happens to the
-// caller, as one in fn would.
-//
-// ChaosBehavior is safe for concurrent use; f is called concurrently when
-// the calls are. It panics if f is nil or an option is invalid; its
-// Execute panics if fn is nil.
+// ChaosBehavior returns a policy that, in a call it injects into (see
+// [ChaosOption]), calls f with the call's context and then fn: f is the
+// side effect to inject (drop a cache, close a connection). f is called
+// concurrently when the calls are; a panic in f happens to the caller, as
+// one in fn would. It panics if f is nil.
 func ChaosBehavior[T any](f func(ctx context.Context), opts ...ChaosOption) Policy[T] {
 	if f == nil {
 		panic("resilience: ChaosBehavior: behavior is nil")
@@ -79,17 +60,14 @@ func ChaosBehavior[T any](f func(ctx context.Context), opts ...ChaosOption) Poli
 }
 
 // ChaosOption configures [ChaosFault], [ChaosLatency], [ChaosOutcome] and
-// [ChaosBehavior]. [Option] ([WithClock], [WithObserver], [WithName]) is
-// one too.
-//
-// Which calls are injected into is decided per call, in this order: the
-// predicate of [WithChaosEnabled] (by default every call is enabled), then
-// [WithChaosEvery] (every nth enabled call) or the rate of [WithChaosRate]
-// (by default 1: every enabled call), drawn from [WithChaosRand]'s source
-// or from math/rand/v2. With [WithObserver] a chaos policy reports an
-// [EventChaos] for every injection, before it takes effect, in the
-// caller's goroutine. Put chaos innermost, just around fn, so that every
-// policy of the chain sees what it injects; docs/chaos.md shows why.
+// [ChaosBehavior]; an [Option] is one too. Each call is injected into if
+// [WithChaosEnabled]'s predicate approves it (by default every call does)
+// and then [WithChaosEvery] or the draw of [WithChaosRate] (by default 1,
+// every enabled call) picks it; other calls go through untouched. An
+// [EventChaos] is reported for each injection, before it takes effect. Put
+// chaos innermost, just around fn (docs/chaos.md says why). The chaos
+// policies are safe for concurrent use; their constructors panic if an
+// option is invalid, and their Execute if fn is nil.
 type ChaosOption interface {
 	applyChaos(*chaosConfig)
 }
@@ -113,10 +91,9 @@ func (f chaosOptionFunc) applyChaos(c *chaosConfig) { f(c) }
 func (o Option) applyChaos(c *chaosConfig) { o.set(&c.common) }
 
 // WithChaosRate sets the share of enabled calls a chaos policy injects
-// into, drawn at random for each call: 0.2 is one call in five on average,
-// 0 none, 1 every one. At 0 the policy calls fn directly from Execute and
-// is no layer at all in a [Compose]. The default is 1. It panics unless
-// 0 <= rate <= 1.
+// into, drawn at random for each call: 0.2 is one in five on average. At 0
+// the policy is no layer at all in a [Compose]. The default is 1. It panics
+// unless 0 <= rate <= 1.
 func WithChaosRate(rate float64) ChaosOption {
 	if !(rate >= 0 && rate <= 1) { // also false for NaN
 		panic(fmt.Sprintf("resilience: WithChaosRate: rate must be in [0, 1], got %v", rate))
@@ -125,11 +102,10 @@ func WithChaosRate(rate float64) ChaosOption {
 	return chaosOptionFunc(func(c *chaosConfig) { c.rate, c.rateOpt = rate, name })
 }
 
-// WithChaosEvery makes a chaos policy inject into every nth enabled call
-// (the nth, the 2nth, and so on), counted from the policy's first call, in
-// the order the calls reach it: a deterministic trigger for tests. It
-// takes the place of the random draw; giving [WithChaosRate] or
-// [WithChaosRand] with it makes the constructor panic. It panics if n < 1.
+// WithChaosEvery makes a chaos policy inject into every nth enabled call,
+// in the order the calls reach it, instead of drawing: a deterministic
+// trigger for tests. It panics if n < 1; the constructor panics if
+// [WithChaosRate] or [WithChaosRand] is given too.
 func WithChaosEvery(n int) ChaosOption {
 	if n < 1 {
 		panic(fmt.Sprintf("resilience: WithChaosEvery: n must be at least 1, got %d", n))
@@ -138,15 +114,12 @@ func WithChaosEvery(n int) ChaosOption {
 	return chaosOptionFunc(func(c *chaosConfig) { c.every, c.everyOpt = uint64(n), name })
 }
 
-// WithChaosRand makes a chaos policy draw from r whether to inject into a
-// call, so that a test sees the same injections on every run: pass a
-// *rand.Rand of math/rand/v2 with a fixed seed. The policy draws from r
-// one call at a time, under a lock of its own, so r need not be safe for
-// concurrent use; concurrent calls take the draws in the order they reach
-// the policy. No draw is made for a call that is not enabled, nor at a
-// rate of 0 or 1. By default draws come from math/rand/v2's top-level
-// functions. It panics if r is nil (a nil interface, or a nil pointer,
-// function or channel in one).
+// WithChaosRand makes a chaos policy draw from r, so that a test sees the
+// same injections on every run: a *rand.Rand of math/rand/v2 with a fixed
+// seed will do, since the policy draws under a lock of its own, in the
+// order calls reach it, and only for enabled calls at a rate strictly
+// between 0 and 1. By default draws come from math/rand/v2's top-level
+// functions. It panics if r is nil.
 func WithChaosRand(r Rand) ChaosOption {
 	if isNil(r) {
 		panic("resilience: WithChaosRand: rand is " + nilName(r))
@@ -155,10 +128,9 @@ func WithChaosRand(r Rand) ChaosOption {
 }
 
 // WithChaosEnabled makes a chaos policy inject only into calls whose
-// context f approves: calls of one tenant, of a test, of a canary, while a
-// flag is on. f is called once for each call, before anything else is
-// decided, and concurrently when the calls are. By default every call is
-// enabled. It panics if f is nil.
+// context f approves (one tenant, a canary, while a flag is on). f is
+// called once for each call, concurrently when the calls are. By default
+// every call is enabled. It panics if f is nil.
 func WithChaosEnabled(f func(ctx context.Context) bool) ChaosOption {
 	if f == nil {
 		panic("resilience: WithChaosEnabled: predicate is nil")

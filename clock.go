@@ -8,33 +8,23 @@ import (
 	"time"
 )
 
-// Clock is the time a policy, guard or batcher reads and waits on. Every
-// wait the package makes is a deadline context of the clock's, so a clock
-// needs only these two methods. clock.New() and *clock.Mock of
-// github.com/benbjohnson/clock satisfy it as they are; a fake clock of any
-// other shape is adapted in a few lines (see the package's Testing section).
-//
-// With no clock given, the package reads package time and derives contexts
-// with the context package directly.
+// Clock is the time a policy, guard or batcher reads and waits on: every
+// wait the package makes is a deadline context of the clock's. clock.New()
+// and *clock.Mock of github.com/benbjohnson/clock satisfy it as they are;
+// docs/testing-your-code.md adapts a fake clock of another shape. With no
+// clock given, the package uses package time and context directly.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time
 	// WithDeadline returns a copy of parent that ends when parent ends, when
-	// its cancel function is called, or when this clock reaches d, as
-	// context.WithDeadline does on the real clock. The package only waits on
-	// its Done channel, so a context.WithCancel that the fake clock's own
-	// timer cancels at d is enough.
+	// its cancel function is called, or when this clock reaches d. The
+	// package only waits on its Done channel.
 	WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc)
 }
 
-// Option is an option that [Timeout], [Retry], [Hedge], [Fallback],
-// [NewBreaker], [NewBulkhead], [NewRateLimiter], [NewKeyedRateLimiter],
-// [NewBatcher], [NewLoader], [NewRetryBudget], [NewRetryThrottle],
-// [NewCursor], [Repeat], [NewAdaptiveLimiter], [NewAdaptiveThrottler],
-// the chaos policies ([ChaosOption]) and [NewSingleflight] all accept:
-// [WithClock], [WithObserver] and
-// [WithName]. [NewSlogObserver] accepts none: an observer is not itself
-// observed.
+// Option is [WithClock], [WithObserver] or [WithName]: an option that the
+// constructors of every policy, guard, batcher and retry budget accept, and
+// [NewCursor] and [Repeat] too.
 type Option struct{ set func(*common) }
 
 // common is the configuration every constructor shares; each component's
@@ -47,9 +37,8 @@ type common struct {
 }
 
 // WithClock makes a policy, guard or batcher use c for every reading of the
-// time and every wait. Tests pass a *clock.Mock of github.com/benbjohnson/clock
-// or a fake clock of their own. By default the real clock is used. It panics
-// if c is nil or a nil pointer.
+// time and every wait. By default the real clock is used. It panics if c is
+// nil.
 func WithClock(c Clock) Option {
 	if isNil(c) {
 		panic("resilience: WithClock: clock is " + nilName(c))

@@ -4,14 +4,9 @@ import "context"
 
 // Compose returns a policy that runs the given policies around each other,
 // the first outermost: Compose(a, b, c).Execute(ctx, fn) is a(b(c(fn))). Nil
-// entries are skipped, and with no policies fn is called directly.
-// Compositions nest: a composition given to Compose is spliced in place.
-//
-// The order matters. The usual one is Timeout (a deadline for the whole
-// call, waits included), then Retry, then the guards: Guarded(breaker)
-// inside the retry so that each attempt is recorded, and Guarded(bulkhead)
-// innermost so that a slot is held only while fn runs. The composition's
-// Execute panics if fn is nil, as [Do] does.
+// entries are skipped; a composition given to Compose is spliced in place.
+// The package doc's Composition section gives the usual order. Its Execute
+// panics if fn is nil.
 func Compose[T any](policies ...Policy[T]) Policy[T] {
 	var layers []Policy[T]
 	for _, p := range policies {

@@ -8,7 +8,9 @@
 //
 // Policies, guards and batchers are safe for concurrent use. Build them once
 // and share them: a breaker protects a service only when every call to it
-// goes through the same breaker.
+// goes through the same breaker. Constructors and options panic, naming
+// themselves and the value, on a value that could mean nothing; a nil there
+// includes a nil pointer, function or channel in an interface.
 //
 // # Policies and guards
 //

@@ -7,19 +7,10 @@ import (
 
 // Fallback returns a policy that answers with f when the call fails: f
 // receives the call's context and error, and what f returns is returned.
-// Put it outermost, so that it answers only once the timeout, the retries
-// and the guards within have given up:
-//
-//	Compose(Fallback(cached), Timeout(d), Retry(), Guarded(breaker))
-//
-// By default every error is handed to f except when the caller's own
-// context has ended (the caller has gone; an answer helps nobody); decide
-// otherwise with [WithFallbackIf]. When f fails too, the error is a
-// *[FallbackError] that keeps both errors: errors.Is sees the call's and
-// f's. A panic in fn is not a failure to fall back from: it goes on up.
-//
-// An observer that asked for outcomes gets an [EventCallEnded] per call.
-// Fallback panics if f is nil.
+// Put it outermost, so that it answers only once the policies within have
+// given up. Which errors it answers for is [WithFallbackIf]'s to say; when
+// f fails too, the error is a *[FallbackError]. Fallback panics if f is
+// nil.
 func Fallback[T any](f func(ctx context.Context, err error) (T, error), opts ...FallbackOption) Policy[T] {
 	if f == nil {
 		panic("resilience: Fallback: fallback function is nil")
@@ -32,8 +23,7 @@ func Fallback[T any](f func(ctx context.Context, err error) (T, error), opts ...
 	return &fallback[T]{fallbackConfig: cfg, f: f}
 }
 
-// FallbackOption configures [Fallback]. [Option] ([WithObserver],
-// [WithName]) is one too.
+// FallbackOption configures [Fallback]; an [Option] is one too.
 type FallbackOption interface {
 	applyFallback(*fallbackConfig)
 }
@@ -50,9 +40,9 @@ func (f fallbackOptionFunc) applyFallback(c *fallbackConfig) { f(c) }
 func (o Option) applyFallback(c *fallbackConfig) { o.set(&c.common) }
 
 // WithFallbackIf decides which errors [Fallback] answers for: those for
-// which f returns true; others are returned as they are. f sees every
-// error, the caller's context ending included. By default every error is
-// answered for but the caller's own context ending. It panics if f is nil.
+// which f returns true, the caller's context ending included. By default
+// every error is answered for but the caller's own context ending. It
+// panics if f is nil.
 func WithFallbackIf(f func(err error) bool) FallbackOption {
 	if f == nil {
 		panic("resilience: WithFallbackIf: predicate is nil")
@@ -60,9 +50,8 @@ func WithFallbackIf(f func(err error) bool) FallbackOption {
 	return fallbackOptionFunc(func(c *fallbackConfig) { c.when = f })
 }
 
-// FallbackError is the error of a [Fallback] whose fallback failed too: it
-// keeps the call's error and the fallback's, and errors.Is and errors.As
-// see both.
+// FallbackError is the error of a [Fallback] whose fallback failed too;
+// errors.Is and errors.As see both errors.
 type FallbackError struct {
 	// Err is the error of the call the fallback answered for.
 	Err error
@@ -75,8 +64,7 @@ func (e *FallbackError) Error() string {
 	return fmt.Sprintf("resilience: fallback failed: %v (after: %v)", e.FallbackErr, e.Err)
 }
 
-// Unwrap returns the fallback's error and the call's, for errors.Is and
-// errors.As.
+// Unwrap returns the fallback's error and the call's.
 func (e *FallbackError) Unwrap() []error { return []error{e.FallbackErr, e.Err} }
 
 type fallback[T any] struct {

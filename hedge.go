@@ -10,20 +10,14 @@ import (
 )
 
 // Hedge returns a policy that cuts the tail of a call's latency: when no
-// result has come after a delay, it starts another attempt (a hedge), up to
-// [WithHedgeMax] of them, and returns the first success or error not to
-// retry ([WithHedgeRetryIf]); it fails with the last error only when every
-// attempt started has failed. By default the delay is the 95th percentile
-// of the latencies of recent successful attempts, between 1ms and 1s
-// ([WithHedgeQuantile], [WithHedgeDelay]), and hedges draw on a budget of
-// the Hedge's own, 10% of the calls plus one a second ([WithHedgeBudget]).
-//
-// The first attempt runs in the caller's goroutine, so one that ignores its
-// context holds the caller: a [Timeout] in its default mode inside the
-// Hedge, Compose(Hedge[T](), Timeout[T](d)), bounds every attempt. The
-// losers' contexts are cancelled once a winner is chosen, their results go
-// to the [WithDiscard] hook, and nothing is left running once they return.
-// Panics follow the package's rule; Hedge panics if an option is invalid.
+// result has come after a delay ([WithHedgeQuantile], [WithHedgeDelay]), it
+// starts another attempt, up to [WithHedgeMax], within a budget
+// ([WithHedgeBudget]), and returns the first success or error not to retry
+// ([WithHedgeRetryIf]), or the last error when every attempt failed. The
+// losers' contexts are then cancelled and their results go to the
+// [WithDiscard] hook. The first attempt runs in the caller's goroutine: a
+// default-mode [Timeout] inside the Hedge bounds every attempt. Hedge
+// panics if an option is invalid.
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
 	for _, o := range opts {
@@ -49,8 +43,8 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 // histograms holds.
 const hedgeWindow = 1000
 
-// HedgeOption configures [Hedge]. [Option] ([WithClock], [WithObserver],
-// [WithName]) and [WithDiscard] are ones too.
+// HedgeOption configures [Hedge]; an [Option] and [WithDiscard] are ones
+// too.
 type HedgeOption interface {
 	applyHedge(*hedgeConfig)
 }
@@ -75,8 +69,8 @@ func (o Option) applyHedge(c *hedgeConfig)        { o.set(&c.common) }
 func (o DiscardOption) applyHedge(c *hedgeConfig) { c.discard = o.f }
 
 // WithHedgeDelay fixes the delay after which a [Hedge] starts each further
-// attempt; 0 starts every attempt at once. By default the delay follows a
-// quantile of recent latencies. It panics if d is negative.
+// attempt, instead of [WithHedgeQuantile]; 0 starts them all at once. It
+// panics if d is negative.
 func WithHedgeDelay(d time.Duration) HedgeOption {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: WithHedgeDelay: delay must not be negative, got %v", d))
@@ -84,11 +78,10 @@ func WithHedgeDelay(d time.Duration) HedgeOption {
 	return hedgeOptionFunc(func(c *hedgeConfig) { c.fixed, c.delay = true, d })
 }
 
-// WithHedgeQuantile makes a [Hedge]'s delay follow the quantile q (0.95:
-// the 95th percentile) of the latencies of recent successful attempts,
-// kept within [floor, ceiling], and the ceiling until 32 latencies are
-// known. The default is (0.95, 1ms, 1s). It panics unless 0 < q < 1 and
-// 0 <= floor <= ceiling.
+// WithHedgeQuantile makes a [Hedge]'s delay the quantile q of the latencies
+// of recent successful attempts, within [floor, ceiling], and the ceiling
+// until 32 are known. The default is (0.95, 1ms, 1s). It panics unless
+// 0 < q < 1 and 0 <= floor <= ceiling.
 func WithHedgeQuantile(q float64, floor, ceiling time.Duration) HedgeOption {
 	if !(q > 0 && q < 1) {
 		panic(fmt.Sprintf("resilience: WithHedgeQuantile: quantile must be in (0, 1), got %v", q))
@@ -108,13 +101,10 @@ func WithHedgeMax(n int) HedgeOption {
 	return hedgeOptionFunc(func(c *hedgeConfig) { c.max = n })
 }
 
-// WithHedgeBudget makes a [Hedge]'s hedges draw on b, shared with other
-// policies (a [Retry]'s retries, say): each call deposits, each hedge
-// withdraws, and a hedge the budget refuses is not started. A quota
-// ([NewRetryQuota]) takes a retry's cost for each hedge and gives nothing
-// back, so only the successes of the Retry policies sharing it refill it.
-// By default a Hedge has a budget of its own: 10% of its calls, plus one a
-// second. It panics if b is nil.
+// WithHedgeBudget makes a [Hedge]'s hedges draw on b, as retries do, shared
+// with other policies; a hedge b refuses is not started. (A quota gets
+// nothing back from a Hedge's successes.) By default a Hedge has a budget of
+// its own: 10% of its calls, plus one a second. It panics if b is nil.
 func WithHedgeBudget(b *RetryBudget) HedgeOption {
 	if b == nil {
 		panic("resilience: WithHedgeBudget: budget is nil")
@@ -123,9 +113,9 @@ func WithHedgeBudget(b *RetryBudget) HedgeOption {
 }
 
 // WithHedgeRetryIf decides which errors let a [Hedge]'s other attempts go
-// on (f returns true) and which are the call's answer (false). By default
-// every error lets them go on, but a [Permanent] one or one that comes
-// after the caller's context ended. It panics if f is nil.
+// on (f returns true) rather than answer the call. By default every error
+// does but a [Permanent] one or one after the caller's context ended. It
+// panics if f is nil.
 func WithHedgeRetryIf(f func(err error) bool) HedgeOption {
 	if f == nil {
 		panic("resilience: WithHedgeRetryIf: predicate is nil")

@@ -6,21 +6,14 @@ import (
 	"time"
 )
 
-// Observer receives, as [Event] values, what the policies, guards and
-// batchers it is given to do: retries, give-ups, timeouts, refusals, breaker
-// state changes, batches sent. Give one to any constructor with
-// [WithObserver], and label the component with [WithName]. An Observer must
-// be safe for concurrent use and ignore kinds it does not know.
-//
-// Observe is called synchronously, outside every lock the package holds, in
-// the goroutine of the call the event belongs to and with its context (a
-// batch, or a change made by a method such as Trip, has a context of the
-// component's own): a slow observer delays only that call, and may call the
-// component's methods. A panic in Observe goes up through that call, like a
-// panic in fn. Events no caller waits for ([EventLatePanic], the
-// [EventDiscarded] of an abandoned call, those of a [Hedge]'s timer and a
-// [Batcher]'s [EventBatchSent]) come in a goroutine of their own, where a
-// panic in Observe is recovered and dropped.
+// Observer receives, as [Event] values, what the components it is given to
+// with [WithObserver] do. An Observer must be safe for concurrent use and
+// ignore kinds it does not know. Observe is called synchronously, outside
+// every lock, in the goroutine of the call the event belongs to and with
+// its context, so it may call the component's methods; a panic in it goes
+// up through that call. Events no caller waits for (a late panic, a hedge's
+// timer, a batch sent) come in a goroutine of their own, where a panic in
+// Observe is recovered and dropped.
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
@@ -31,9 +24,9 @@ type ObserverFunc func(ctx context.Context, e Event)
 // Observe calls f(ctx, e).
 func (f ObserverFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
 
-// OutcomeObserver is an [Observer] that also wants an [EventCallEnded] for
-// every call, successful ones included, for metrics of calls by outcome.
-// Without it a call that succeeds emits nothing.
+// OutcomeObserver is an [Observer] that may ask for an [EventCallEnded] for
+// every call, successful ones included; other observers hear nothing of a
+// call that succeeds.
 type OutcomeObserver interface {
 	Observer
 	// ObserveOutcomes reports whether the observer wants EventCallEnded. It
@@ -55,8 +48,7 @@ func WithObserver(o Observer) Option {
 }
 
 // WithName labels a policy, guard or batcher in the events it reports
-// ([Event].Name), so that an observer shared by several can tell them
-// apart: "users-api", "payments-breaker". The default is no name.
+// ([Event].Name): "users-api". The default is no name.
 func WithName(name string) Option {
 	return Option{set: func(c *common) { c.name = name }}
 }
@@ -82,7 +74,7 @@ func (c *common) observeDetached(ctx context.Context, e Event) {
 }
 
 // EventKind says what an [Event] reports. New kinds are added as the
-// package grows; observers must ignore kinds they do not know.
+// package grows.
 type EventKind uint8
 
 const (
@@ -178,8 +170,7 @@ var eventKindNames = [...]string{
 	EventChaos:         "chaos",
 }
 
-// String returns the kind's name in lower case, words joined by hyphens:
-// "retry", "give-up", "state-change".
+// String returns the kind's name: "retry", "give-up", "state-change".
 func (k EventKind) String() string {
 	if k.known() {
 		return eventKindNames[k]
@@ -193,7 +184,7 @@ func (k EventKind) known() bool {
 }
 
 // Event is one thing a component did. Which fields are set depends on the
-// kind (see the kinds' docs); the others are zero.
+// kind; the others are zero.
 type Event struct {
 	// Kind says what happened.
 	Kind EventKind

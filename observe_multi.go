@@ -6,12 +6,10 @@ import (
 )
 
 // MultiObserver returns an observer that hands each event to every one of
-// observers, in order, as io.MultiWriter does with writes: a component
-// takes one observer, and this one can log through slog and record metrics
-// at once. It asks for outcomes (see [OutcomeObserver]) when any of
-// observers does, and hands [EventCallEnded] only to those that asked. A
-// panic in one of them stops the event there. It panics if an observer is
-// nil.
+// observers, in order, as io.MultiWriter does with writes. It asks for
+// outcomes when any of them does, and hands [EventCallEnded] only to those
+// that asked. A panic in one stops the event there. It panics if an
+// observer is nil.
 func MultiObserver(observers ...Observer) Observer {
 	m := &multiObserver{all: make([]multiMember, len(observers))}
 	for i, o := range observers {

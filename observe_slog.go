@@ -6,19 +6,16 @@ import (
 )
 
 // SlogObserver is an [Observer] that logs each event through a
-// [*slog.Logger]: the message is the kind's name ("retry", "give-up"), the
-// attributes are the fields the kind sets (component, name, attempt, error,
-// reason, wait, retry_after, timeout, duration, size, from, to, panic,
-// stack). [NewSlogObserver] makes one that logs at a level by kind:
+// [*slog.Logger]: the message is the kind's name, the attributes the fields
+// it sets. [NewSlogObserver] makes one that logs at a level by kind:
 //
 //	Error  late-panic
 //	Warn   give-up, state-change, exhausted
 //	Info   retry, timeout, fallback, replenished, and kinds it does not know
 //	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded, hedge
 //
-// A give-up for [ErrRetryBudgetExhausted] logs at the level of refused: the
-// budget logs its running out once. [WithSlogLevel] changes a kind's level,
-// and is the only way to log [EventCallEnded]. A SlogObserver is safe for
+// A give-up for [ErrRetryBudgetExhausted] logs at the level of refused.
+// [WithSlogLevel] changes a kind's level. A SlogObserver is safe for
 // concurrent use; its zero value logs every event at Info to slog.Default().
 type SlogObserver struct {
 	logger   *slog.Logger // nil: slog.Default() at each event
@@ -74,11 +71,9 @@ type slogOptionFunc func(*SlogObserver)
 
 func (f slogOptionFunc) applySlog(o *SlogObserver) { f(o) }
 
-// WithSlogLevel makes a [SlogObserver] log events of kind k at level l.
-// Giving a level for [EventCallEnded] makes the observer an
-// [OutcomeObserver] that asks for an event at the end of every call. To
-// silence a kind, give it a level the logger's handler does not enable. It
-// panics if k is not a kind this version of the package knows.
+// WithSlogLevel makes a [SlogObserver] log events of kind k at level l; a
+// level for [EventCallEnded] makes it ask for one per call. It panics if k
+// is not a kind this version of the package knows.
 func WithSlogLevel(k EventKind, l slog.Level) SlogOption {
 	if !k.known() {
 		panic("resilience: WithSlogLevel: unknown event kind " + k.String())

@@ -5,11 +5,9 @@ import (
 	"fmt"
 )
 
-// Policy guards calls that return a T. Execute runs fn, perhaps more than once,
-// perhaps not at all, and returns a result or an error.
-//
-// The policies of this package are safe for concurrent use, and are meant to be
-// built once and shared by every call they guard.
+// Policy guards calls that return a T. Execute runs fn, perhaps more than
+// once, perhaps not at all, and returns a result or an error. The policies
+// of this package are safe for concurrent use, built once and shared.
 type Policy[T any] interface {
 	Execute(ctx context.Context, fn Func[T]) (T, error)
 }
@@ -36,9 +34,8 @@ type Guard interface {
 }
 
 // Guarded returns a policy that asks g before each call and tells g how the
-// call went. When fn panics, g's done receives a *[PanicError] (so a
-// bulkhead slot or a half-open probe is freed) and the panic continues with
-// its original value. Its Execute panics if fn is nil, as [Do] does.
+// call went (a *[PanicError] when fn panics). Its Execute panics if fn is
+// nil.
 func Guarded[T any](g Guard) Policy[T] {
 	if g == nil {
 		panic("resilience: Guarded: guard is nil")
@@ -151,22 +148,17 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 	}
 }
 
-// DiscardOption is the option [WithDiscard] returns: accepted by [Retry],
+// DiscardOption is the option [WithDiscard] returns, for [Retry],
 // [Timeout], [Hedge] and [NewSingleflight].
 type DiscardOption struct{ f any }
 
-// WithDiscard sets a hook for results a policy obtained and does not
-// return: a successful result that [WithRetryIfResult] rejected, as soon
-// as the retry decides to wait for another attempt (if the caller's context
-// then ends during the wait, the caller gets the zero value with the
-// error); the result of a [Timeout]'s fn that returned after the deadline;
-// a losing [Hedge] attempt's result; the result of a [Singleflight]'s call
-// that every caller left before it returned. It is called exactly once for each
-// such result (one that came with a nil error), never for the result
-// returned, and the caller never waits for it: the place to close an
-// io.Closer such as an *http.Response, whose connection would otherwise
-// leak. T is inferred from f; the policy panics at construction if it is
-// not its result type. WithDiscard panics if f is nil.
+// WithDiscard sets a hook for results a policy obtained with a nil error and
+// does not return: one [WithRetryIfResult] rejected, once the retry decides
+// to wait; a [Timeout]'s fn's after the deadline; a losing [Hedge]
+// attempt's; a [Singleflight] call's that every caller left. f is called
+// exactly once for each, and the caller never waits for it: the place to
+// close an *http.Response. It panics if f is nil, and the policy if T is
+// not its result type.
 func WithDiscard[T any](f func(result T)) DiscardOption {
 	if f == nil {
 		panic("resilience: WithDiscard: hook is nil")

@@ -25,9 +25,8 @@ func Do[T any](ctx context.Context, p Policy[T], fn Func[T]) (T, error) {
 	return p.Execute(ctx, fn)
 }
 
-// Errors returned by the library. Each is matched with [errors.Is]; errors
-// that carry more (a retry's attempt count, a breaker's time until half-open)
-// are types that wrap these sentinels, so both errors.Is and errors.As work.
+// Errors returned by the library, matched with [errors.Is]; the error types
+// that carry more match them too.
 var (
 	// ErrTimeout is returned by [Timeout] when its deadline passes before fn
 	// returns. It also matches context.DeadlineExceeded, so code that checks
@@ -74,14 +73,10 @@ var (
 	ErrNotFound = errors.New("resilience: not found")
 )
 
-// RetryHint is implemented by errors that say when to try again: an open
-// [Breaker]'s refusal, an HTTP 429 or 503 with a Retry-After header, a rate
-// limiter's refusal. A [Retry] that meets one in an attempt's error chain
-// waits RetryAfter() instead of its backoff, cut to [WithMaxRetryAfter].
-//
-// A RetryAfter of zero or less means no hint: the backoff decides, so an
-// error type that always has the method does not make a retry hammer a
-// server when it has nothing to say.
+// RetryHint is implemented by errors that say when to try again: a guard's
+// refusal, an HTTP 429 or 503 with Retry-After. A [Retry] that meets one in
+// an attempt's error chain waits RetryAfter() instead of its backoff, cut to
+// [WithMaxRetryAfter]; zero or less is no hint, and the backoff decides.
 type RetryHint interface {
 	error
 	RetryAfter() time.Duration
@@ -104,8 +99,8 @@ func (timeoutSentinel) Is(target error) bool { return target == context.Deadline
 func (timeoutSentinel) Timeout() bool        { return true }
 
 // PanicError is what a guard's done function receives when fn panics, and
-// what a [Batcher] returns to each caller of a batch whose fn panicked. Other
-// policies let the panic continue with its original value.
+// what a [Batcher] returns to each caller of a batch whose fn panicked (see
+// the package doc's Panics section).
 type PanicError struct {
 	// Value is the value passed to panic.
 	Value any
@@ -139,8 +134,7 @@ func repanic(pe *PanicError) {
 // Error reports the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("resilience: panic: %v", e.Value) }
 
-// Unwrap returns the panic value when it is an error, so errors.Is sees
-// through a panic(err).
+// Unwrap returns the panic value when it is an error.
 func (e *PanicError) Unwrap() error {
 	err, _ := e.Value.(error)
 	return err

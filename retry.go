@@ -11,18 +11,12 @@ import (
 // Retry returns a policy that calls fn again when it fails, waiting between
 // attempts as a [Backoff] says, until an attempt succeeds, the error is one
 // not to retry, or the attempts, the time allowed, the retry budget or the
-// caller's context run out. By default it makes 3 attempts in all, waits
-// with full jitter from 100ms, doubling, up to 10s, retries every error,
-// honours RetryAfter hints up to 10s, and draws retries from a quota of its
-// own, [NewRetryQuota](40), shared by every call: build a Retry once.
-//
-// When the attempts run out, the error is a *[RetryError] that matches both
-// [ErrRetriesExhausted] and the last attempt's error; when the caller's
-// context ends during a wait, it matches the context's error and the last
-// attempt's. An error not to retry is returned as it is: [WithRetryOn],
-// [WithAbortOn] or [WithRetryIf] says which (given two, Retry panics), and
-// [Permanent] marks one. Retry panics if an option is invalid; Execute
-// panics if fn is nil.
+// caller's context run out. By default it makes 3 attempts, retries every
+// error, and draws retries from a quota of its own, [NewRetryQuota](40),
+// shared by every call: build a Retry once. When it gives up, the error is
+// a *[RetryError]; an error not to retry ([WithRetryOn], [WithAbortOn] or
+// [WithRetryIf] says which; given two, Retry panics) is returned as it is.
+// Retry panics if an option is invalid; Execute panics if fn is nil.
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {
@@ -64,8 +58,8 @@ func defaultRetryBackoff() Backoff {
 	return defaultBackoff.b
 }
 
-// RetryOption configures [Retry]. [Option] ([WithClock], [WithObserver],
-// [WithName]) and [WithDiscard] are ones too.
+// RetryOption configures [Retry]; an [Option] and [WithDiscard] are ones
+// too.
 type RetryOption interface {
 	applyRetry(*retryConfig)
 }
@@ -96,9 +90,8 @@ func (f retryOptionFunc) applyRetry(c *retryConfig) { f(c) }
 func (o Option) applyRetry(c *retryConfig) { o.set(&c.common) }
 
 // WithAttempts sets how many attempts to make in all, the first included:
-// 1 means no retry. 0 means no limit: retries go on until an attempt
-// succeeds or the context, the time limit or the budget ends them. The
-// default is 3. It panics if n is negative.
+// 1 means no retry, 0 no limit. The default is 3. It panics if n is
+// negative.
 func WithAttempts(n int) RetryOption {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: WithAttempts: attempts must not be negative, got %d", n))
@@ -106,38 +99,32 @@ func WithAttempts(n int) RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.attempts = n })
 }
 
-// WithBackoff sets the waits between attempts; a backoff that reports no
-// further retry ends the retries as if the attempts had run out. The
-// default is full jitter over waits from 100ms, doubling, capped at 10s.
-// It panics if b is nil (a nil interface, or a nil pointer, function or
-// channel in one) or a [KubernetesBackoff] whose fields have no meaning;
-// an empty [Schedule] is accepted and makes no retry.
+// WithBackoff sets the waits between attempts; a backoff that stops ends
+// the retries as if the attempts had run out. The default is full jitter
+// over waits from 100ms, doubling, capped at 10s. It panics if b is nil or
+// a [KubernetesBackoff] whose fields have no meaning.
 func WithBackoff(b Backoff) RetryOption {
 	checkBackoff("WithBackoff", b)
 	return retryOptionFunc(func(c *retryConfig) { c.backoff = b })
 }
 
 // WithMaxElapsed bounds the time from the first attempt to the start of the
-// last: a retry whose wait would end past d is not made, so the policy never
-// sleeps past it, however long the wait a backoff or a hint asks for. The
-// default, 0, is no bound. It panics if d is negative.
+// last: a retry whose wait would end past d is not made. The default, 0, is
+// no bound. It panics if d is negative.
 func WithMaxElapsed(d time.Duration) RetryOption {
 	checkDuration("WithMaxElapsed", "d", d)
 	return retryOptionFunc(func(c *retryConfig) { c.maxElapsed = d })
 }
 
-// WithMaxRetryAfter bounds the wait an error's [RetryHint] can ask for (an
-// HTTP 429 or 503, an open [Breaker]); a longer hint is cut to d. The
-// default is 10s, the cap of the default backoff. 0 ignores hints. A hint of
-// zero or less is no hint: the backoff decides. It panics if d is negative.
+// WithMaxRetryAfter cuts the wait an error's [RetryHint] asks for to d; 0
+// ignores hints. The default is 10s. It panics if d is negative.
 func WithMaxRetryAfter(d time.Duration) RetryOption {
 	checkDuration("WithMaxRetryAfter", "d", d)
 	return retryOptionFunc(func(c *retryConfig) { c.maxRetryAfter = d })
 }
 
-// WithAbortOn lists errors never to retry (matched with errors.Is): a
-// blacklist. With no errors it changes nothing; lists given more than once
-// add up. It panics if an error is nil or a nil pointer.
+// WithAbortOn lists errors never to retry, matched with errors.Is; lists
+// given more than once add up. It panics if an error is nil.
 func WithAbortOn(errs ...error) RetryOption {
 	checkErrs("WithAbortOn", errs)
 	errs = append([]error(nil), errs...)
@@ -147,10 +134,9 @@ func WithAbortOn(errs ...error) RetryOption {
 	})
 }
 
-// WithRetryOn lists the only errors to retry (matched with errors.Is): a
-// whitelist; any other error is returned at once. With no errors it
-// retries nothing, as go-resiliency's empty whitelist. Lists given more
-// than once add up. It panics if an error is nil or a nil pointer.
+// WithRetryOn lists the only errors to retry, matched with errors.Is; with
+// no errors it retries nothing. Lists given more than once add up. It
+// panics if an error is nil.
 func WithRetryOn(errs ...error) RetryOption {
 	checkErrs("WithRetryOn", errs)
 	errs = append([]error(nil), errs...)
@@ -190,12 +176,10 @@ func WithRetryIf(f func(err error) bool) RetryOption {
 	})
 }
 
-// WithRetryIfResult retries a successful attempt whose result f rejects
-// (returns true for), such as a response that says "not ready yet". T is
-// inferred from f, and [Retry] panics if it is not the policy's result
-// type. When the attempts run out on a rejected result, the result is
-// returned with an error matching ErrRetriesExhausted. It panics if f is
-// nil.
+// WithRetryIfResult retries a successful attempt whose result f returns
+// true for ("not ready yet"); when the attempts run out on one, it is
+// returned with an error matching [ErrRetriesExhausted]. It panics if f is
+// nil, and [Retry] if T is not its result type.
 func WithRetryIfResult[T any](f func(result T) bool) RetryOption {
 	if f == nil {
 		panic("resilience: WithRetryIfResult: predicate is nil")
@@ -204,8 +188,7 @@ func WithRetryIfResult[T any](f func(result T) bool) RetryOption {
 }
 
 // Permanent marks err as one not to retry, whatever [WithRetryOn] or
-// [WithRetryIf] say.
-// Retry returns err itself, unwrapped. Permanent(nil) is nil.
+// [WithRetryIf] say; [Retry] returns err itself. Permanent(nil) is nil.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -218,9 +201,8 @@ type permanentError struct{ err error }
 func (e *permanentError) Error() string { return e.err.Error() }
 func (e *permanentError) Unwrap() error { return e.err }
 
-// RetryError is the error of a [Retry] that gave up: it carries how many
-// attempts were made, the last attempt's error, and why no further attempt
-// was made. errors.Is matches both the reason and the last error.
+// RetryError is the error of a [Retry] that gave up. errors.Is matches both
+// the reason and the last error.
 type RetryError struct {
 	// Attempts is the number of attempts made.
 	Attempts int
@@ -233,13 +215,9 @@ type RetryError struct {
 	Reason error
 }
 
-// Error describes the cause first. When a guard refused the last attempt
-// (an open [Breaker], a full [Bulkhead], a rate limiter), the refusal comes
-// first, and why no attempt followed after it, in parentheses:
-// "resilience: circuit breaker open (gave up after 1 attempt: retry budget
-// exhausted; ...)". Otherwise the reason comes first and the last error
-// after it: "resilience: retries exhausted after 3 attempts: EOF". A
-// refusal of the retry budget says which options change it.
+// Error describes the reason and the last error: "resilience: retries
+// exhausted after 3 attempts: EOF", or a guard's refusal of the last
+// attempt first, then the reason in parentheses.
 func (e *RetryError) Error() string {
 	gaveUp := e.Reason == ErrRetriesExhausted || e.Reason == ErrRetryBudgetExhausted
 	if gaveUp && e.Last != nil && refusedByGuard(e.Last) {

@@ -10,20 +10,12 @@ import (
 )
 
 // RetryBudget bounds the retries of many calls together, so that an outage
-// is not multiplied by every caller's retries. It comes in three forms:
-//
-//   - [NewRetryQuota], the AWS SDKs' retry quota: retries take tokens that
-//     successes give back; a [Retry] given no budget keeps one of its own.
-//   - [NewRetryThrottle], gRPC's retry throttling: failures drain tokens,
-//     successes refill them, and retries stop below half.
-//   - [NewRetryBudget], Finagle's retry budget: retries are held to a share
-//     of the calls, plus a floor a second.
-//
-// Give one to any number of [Retry] policies of any result type with
-// [WithBudget], and to a [Hedge] with [WithHedgeBudget]. Its observer gets
-// [EventRefused], [EventExhausted] and [EventReplenished]. A RetryBudget is
-// safe for concurrent use; the zero value is not usable: make one with a
-// constructor.
+// is not multiplied by every caller's retries: a quota ([NewRetryQuota], the
+// AWS SDKs'), a throttle ([NewRetryThrottle], gRPC's) or a budget
+// ([NewRetryBudget], Finagle's). Share one among [Retry] policies of any
+// result type with [WithBudget], and with a [Hedge] with [WithHedgeBudget].
+// Its observer gets [EventRefused], [EventExhausted] and [EventReplenished].
+// A RetryBudget is safe for concurrent use; the zero value is not usable.
 type RetryBudget struct {
 	// The balance in millionths of a thousandth of a retry (see unit):
 	// integers, so that deposits add exactly and concurrently.
@@ -70,16 +62,10 @@ const (
 )
 
 // NewRetryBudget returns a budget that lets retries add ratio of the calls
-// (0.1: 10%), with at least minPerSecond retries a second so that rare
-// calls can still retry. Deposits are saved up to a capacity (100 retries
-// by default, [WithBudgetCapacity]) so that a long quiet period cannot fund
-// a burst.
-//
-// ratio is held exactly to nine decimal places. NewRetryBudget panics if
-// ratio is not 0 and not in [0.000001, 1000] (NaN included), if
-// minPerSecond is negative, or if an option is invalid. A minPerSecond
-// past what can ever be spent makes [RetryBudget.Available] saturate at
-// the largest int.
+// (0.1: 10%), plus minPerSecond retries a second so that rare calls can
+// still retry. Deposits are saved up to [WithBudgetCapacity]. It panics if
+// ratio is neither 0 nor in [0.000001, 1000], if minPerSecond is negative,
+// or if an option is invalid.
 func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryBudget"
 	if !(ratio == 0 || ratio >= minBudgetRatio && ratio <= maxBudgetRatio) {
@@ -104,20 +90,12 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 	return b
 }
 
-// NewRetryThrottle returns a throttle in the manner of gRPC's retry
-// throttling: it holds tokens, starts full, loses one with every attempt
-// that fails and would be retried, and gains ratio with every attempt that
-// succeeds (up to tokens). A retry is made only while more than tokens/2
-// remain. With 10 tokens and ratio 0.2, a failing service sees the retries
-// of about five failures and then none, until successes have refilled the
-// tokens; errors a [Retry] does not retry (and the caller's own
-// cancellation) neither drain nor refill it.
-//
-// ratio is held exactly to nine decimal places. NewRetryThrottle panics if
-// tokens is not in [3, 1000000000] (fewer never allow a retry), if ratio is
-// not in [0.000001, 1000] (NaN included: a throttle must refill), or if an
-// option is invalid ([WithBudgetCapacity] does not apply: tokens is the
-// capacity).
+// NewRetryThrottle returns gRPC's retry throttle: it starts with tokens
+// tokens, loses one with every attempt that fails and would be retried,
+// gains ratio with every success (up to tokens), and allows a retry only
+// while more than tokens/2 remain. Errors a [Retry] does not retry neither
+// drain nor refill it. It panics if tokens is not in [3, 1000000000], if
+// ratio is not in [0.000001, 1000], or if an option is invalid.
 func NewRetryThrottle(tokens int, ratio float64, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryThrottle"
 	if tokens < 3 || tokens > maxBudgetSize {
@@ -153,8 +131,8 @@ func newThrottle(tokens int, ratio float64, c common) *RetryBudget {
 func budgetUnits(ratio float64) int64 { return int64(math.Round(ratio * budgetUnit)) }
 
 // RetryBudgetOption configures [NewRetryQuota], [NewRetryThrottle] and
-// [NewRetryBudget].
-// [Option] ([WithClock], [WithObserver], [WithName]) is one too.
+// [NewRetryBudget]; an [Option] is one too. A constructor panics if given
+// an option of another form.
 type RetryBudgetOption interface {
 	applyBudget(*budgetConfig)
 }
@@ -180,9 +158,8 @@ func (f budgetOptionFunc) applyBudget(c *budgetConfig) { f(c) }
 func (o Option) applyBudget(c *budgetConfig) { o.set(&c.common) }
 
 // WithBudgetCapacity sets how many retries a [NewRetryBudget]'s deposits
-// can save up; the default is 100, and 0 keeps nothing (only the floor
-// pays for retries). It panics if n is not in [0, 1000000000]; a quota
-// and a throttle refuse it at construction.
+// can save up: 100 by default; 0 leaves only the floor. It panics if n is
+// not in [0, 1000000000].
 func WithBudgetCapacity(n int) RetryBudgetOption {
 	if n < 0 || n > maxBudgetSize {
 		panic(fmt.Sprintf("resilience: WithBudgetCapacity: capacity must be in [0, %d], got %d", maxBudgetSize, n))
@@ -190,12 +167,10 @@ func WithBudgetCapacity(n int) RetryBudgetOption {
 	return budgetOptionFunc(func(c *budgetConfig) { c.capacity, c.capacitySet = n, true })
 }
 
-// WithBudget makes retries draw on b, a [RetryBudget] (a quota, a
-// throttle or a budget) shared with other policies, of any result types,
-// instead of the quota a Retry keeps of its own; a retry b refuses is not
-// made, and the error matches [ErrRetryBudgetExhausted]. Share one b among
-// every policy that calls the same service. It panics if b is nil or was
-// not made by a constructor.
+// WithBudget makes retries draw on b, shared with other policies, instead
+// of the quota a Retry keeps of its own; a retry b refuses is not made, and
+// the error matches [ErrRetryBudgetExhausted]. It panics if b is nil or
+// was not made by a constructor.
 func WithBudget(b *RetryBudget) RetryOption {
 	if b == nil {
 		panic("resilience: WithBudget: budget is nil")
@@ -206,10 +181,9 @@ func WithBudget(b *RetryBudget) RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.budget, c.budgetSet = b, true })
 }
 
-// WithoutBudget makes a Retry retry as its attempts, backoff and time allow,
-// with neither a shared budget nor the quota it keeps by default. Only
-// for a service whose failures never come from overload, or where another
-// layer bounds retries.
+// WithoutBudget makes a Retry retry as its attempts, backoff and time
+// allow, with neither a budget nor its own quota: for a service whose
+// failures never come from overload.
 func WithoutBudget() RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.budget, c.budgetSet = nil, true })
 }
@@ -354,11 +328,8 @@ func (b *RetryBudget) floorAt(now time.Time) float64 {
 }
 
 // Available returns how many retries the budget would allow now if every
-// attempt from now on failed: for a budget, its deposits and its floor
-// together; for a quota, what its tokens pay for at the cost of a retry
-// after an attempt that did not time out; for a throttle, the failures it
-// can take before its tokens fall to half. It is rounded down, and
-// saturates at the largest int.
+// attempt from now on failed (for a quota, at the cost of an attempt that
+// did not time out), rounded down and saturating at the largest int.
 func (b *RetryBudget) Available() int {
 	var n int64
 	if b.perRetry == 0 {

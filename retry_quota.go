@@ -6,20 +6,13 @@ import (
 	"fmt"
 )
 
-// NewRetryQuota returns a retry quota in the manner of the AWS SDKs'
-// standard retry mode: a bucket of capacity tokens, full at the start, from
-// which every retry takes its cost, 5 tokens ([WithQuotaCost]) or 10 when
-// the attempt before it timed out ([WithQuotaTimeoutCost]). A call that
-// succeeds at its first attempt gives back 1 token ([WithQuotaIncrement]),
-// a retry that succeeds gives back what it took, and a retry the quota
-// cannot pay for is not made. Costs are held exactly to nine decimal
-// places. docs/retry.md shows how it spares a service that is down.
-//
-// NewRetryQuota panics if capacity is not in [1, 1000000000], if a retry's
-// cost, or its cost after a timeout, is more than capacity (a capacity
-// under 10 needs a [WithQuotaTimeoutCost] of its size at most), or if an
-// option is invalid ([WithBudgetCapacity] does not apply: capacity is the
-// argument).
+// NewRetryQuota returns the AWS SDKs' retry quota: capacity tokens, full at
+// the start, from which a retry takes [WithQuotaCost] or, after a timeout,
+// [WithQuotaTimeoutCost]; a first-attempt success gives back
+// [WithQuotaIncrement], a retry that succeeds what it took, and a retry the
+// quota cannot pay for is not made. It panics if capacity is not in [1,
+// 1000000000], if either cost is more than capacity, or if an option is
+// invalid.
 func NewRetryQuota(capacity int, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryQuota"
 	if capacity < 1 || capacity > maxBudgetSize {
@@ -84,29 +77,24 @@ const (
 )
 
 // WithQuotaCost sets what a retry takes from a [NewRetryQuota] after an
-// attempt that did not time out: 5 tokens by default. It panics if n is
-// not in [0.000001, 1000000000] (NaN included); a throttle and a budget
-// refuse it at construction.
+// attempt that did not time out: 5 tokens by default. It panics unless
+// 0.000001 <= n <= 1000000000.
 func WithQuotaCost(n float64) RetryBudgetOption {
 	checkQuotaTokens("WithQuotaCost", "cost", n)
 	return budgetOptionFunc(func(c *budgetConfig) { c.quota.cost, c.quota.set = n, true })
 }
 
 // WithQuotaTimeoutCost sets what a retry takes from a [NewRetryQuota] after
-// an attempt that timed out (its error matches [ErrTimeout] or
-// context.DeadlineExceeded): 10 tokens by default, for a timeout is the
-// sign of a server that is overloaded rather than failing now and then. It
-// panics if n is not in [0.000001, 1000000000] (NaN included); a throttle
-// and a budget refuse it at construction.
+// an attempt whose error matches context.DeadlineExceeded: 10 tokens by
+// default. It panics unless 0.000001 <= n <= 1000000000.
 func WithQuotaTimeoutCost(n float64) RetryBudgetOption {
 	checkQuotaTokens("WithQuotaTimeoutCost", "cost", n)
 	return budgetOptionFunc(func(c *budgetConfig) { c.quota.timeoutCost, c.quota.set = n, true })
 }
 
 // WithQuotaIncrement sets what a call that succeeds at its first attempt
-// gives back to a [NewRetryQuota]: 1 token by default. It panics if n is not
-// in [0.000001, 1000000000] (NaN included); a throttle and a budget refuse
-// it at construction.
+// gives back to a [NewRetryQuota]: 1 token by default. It panics unless
+// 0.000001 <= n <= 1000000000.
 func WithQuotaIncrement(n float64) RetryBudgetOption {
 	checkQuotaTokens("WithQuotaIncrement", "increment", n)
 	return budgetOptionFunc(func(c *budgetConfig) { c.quota.increment, c.quota.set = n, true })

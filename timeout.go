@@ -9,20 +9,14 @@ import (
 )
 
 // Timeout returns a policy that gives fn at most d to return (0: no
-// timeout). When the deadline passes first, Execute returns an error
-// matching [ErrTimeout] and context.DeadlineExceeded; when the caller's
-// context ends first, the caller's error. fn's context carries the deadline,
-// with ErrTimeout as its cause ([context.Cause]); once Execute has returned,
-// its error and that cause never change.
-//
-// By default Execute returns at the deadline even when fn ignores its
-// context: fn runs on another goroutine and goes on until it returns;
-// nothing is left behind once it has. [WithTimeoutCooperative] runs fn in
-// the caller's goroutine instead and relies on fn returning when its context
-// ends. In both modes the deadline decides: once fn's context has ended, the
-// outcome is an error whatever fn returns, and a late result goes to the
-// [WithDiscard] hook, exactly once. Panics follow the package's rule.
-// Timeout panics if d is negative, and Execute if fn is nil.
+// timeout). When the deadline passes first, Execute returns [ErrTimeout],
+// which fn's context carries as its cause; when the caller's context ends
+// first, the caller's error. Once fn's context has ended the outcome is an
+// error whatever fn returns, and a late result goes to the [WithDiscard]
+// hook. By default Execute returns at the deadline even when fn ignores its
+// context: fn runs on another goroutine until it returns
+// ([WithTimeoutCooperative] runs it in the caller's). Timeout panics if d is
+// negative, and Execute if fn is nil.
 func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: Timeout: duration must not be negative, got %v", d))
@@ -37,8 +31,8 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	return t
 }
 
-// TimeoutOption configures [Timeout]. [Option] ([WithClock],
-// [WithObserver], [WithName]) and [WithDiscard] are ones too.
+// TimeoutOption configures [Timeout]; an [Option] and [WithDiscard] are
+// ones too.
 type TimeoutOption interface {
 	applyTimeout(*timeoutConfig)
 }
@@ -56,13 +50,9 @@ func (f timeoutOptionFunc) applyTimeout(c *timeoutConfig) { f(c) }
 func (o Option) applyTimeout(c *timeoutConfig) { o.set(&c.common) }
 
 // WithTimeoutCooperative makes a [Timeout] run fn in the caller's goroutine
-// and rely on fn returning when its context ends. It costs little more than
-// context.WithTimeout, but a fn that ignores its context holds the caller
-// past the deadline. When fn returns an error after the deadline, the error
-// matches both ErrTimeout and fn's own error; when it returns a result
-// after the deadline, the outcome is ErrTimeout and the result goes to the
-// [WithDiscard] hook; when the caller's context ended first, the outcome is
-// the caller's error, whatever fn returns. By default a Timeout is not
+// and rely on fn returning when its context ends: a fn that ignores it holds
+// the caller past the deadline. An error fn returns after the deadline
+// matches both ErrTimeout and itself. By default a Timeout is not
 // cooperative.
 func WithTimeoutCooperative() TimeoutOption {
 	return timeoutOptionFunc(func(c *timeoutConfig) { c.cooperative = true })
