@@ -8,9 +8,8 @@ import (
 )
 
 // BreakerOpenError is the error of a call refused by an open [Breaker]. It
-// matches [ErrBreakerOpen], and RetryAfter tells how long to wait before
-// trying again, so a [Retry] outside the breaker waits just that long.
-// Every call refused during one trip gets the same *BreakerOpenError.
+// matches [ErrBreakerOpen] and is a [RetryHint]. Every call refused during
+// one trip gets the same *BreakerOpenError.
 type BreakerOpenError struct {
 	until    time.Time // end of the cool-down
 	isolated bool      // open until Reset
@@ -23,9 +22,8 @@ func (e *BreakerOpenError) Error() string { return ErrBreakerOpen.Error() }
 // Is reports whether target is ErrBreakerOpen.
 func (e *BreakerOpenError) Is(target error) bool { return target == ErrBreakerOpen }
 
-// CoolDownLeft returns the time left until the breaker's cool-down ends and
-// it lets a probe through, exactly: 0 once it has ended, the largest
-// Duration while the breaker is isolated (see [Breaker.Isolate]).
+// CoolDownLeft returns the time left until the breaker's cool-down ends: 0
+// once it has ended, the largest Duration while it is isolated.
 func (e *BreakerOpenError) CoolDownLeft() time.Duration {
 	if e.isolated {
 		return sat.Max
@@ -40,13 +38,9 @@ func (e *BreakerOpenError) CoolDownLeft() time.Duration {
 }
 
 // RetryAfter returns how long to wait before trying again: the cool-down
-// left, a margin of a millisecond so that a call made after that long
-// finds the breaker half-open, and, with [WithBreakerHintJitter], a random
-// wait of up to a fraction of the cool-down left, so that the callers it
-// refused do not all come back in the same instant.
-// It is never shorter than the time until the breaker half-opens, and
-// saturates at the largest Duration, which it returns while the breaker is
-// isolated. Each call draws its own jitter.
+// left plus a millisecond, plus the jitter of [WithBreakerHintJitter],
+// drawn afresh by each call. It saturates at the largest Duration, which it
+// returns while the breaker is isolated.
 func (e *BreakerOpenError) RetryAfter() time.Duration {
 	left := e.CoolDownLeft()
 	d := sat.Add(left, retryAfterMargin)

@@ -54,8 +54,8 @@ func (f breakerOptionFunc) applyBreaker(c *breakerConfig) { f(c) }
 func (o Option) applyBreaker(c *breakerConfig) { o.set(&c.common) }
 
 // WithBreakerThreshold opens the breaker after n consecutive failures; a
-// success starts the count again. The default is 5; 0 turns the rule off,
-// leaving a failure rate to open the breaker. It panics if n is negative.
+// success starts the count again. The default is 5; 0 turns the rule off.
+// It panics if n is negative.
 func WithBreakerThreshold(n int) BreakerOption {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: WithBreakerThreshold: threshold must not be negative, got %d", n))
@@ -65,10 +65,8 @@ func WithBreakerThreshold(n int) BreakerOption {
 
 // WithBreakerFailureExpiry switches the threshold rule to go-resiliency's:
 // the breaker opens after threshold failures with no error-free period of
-// d between them. A failure more than d after the previous one starts the
-// count again, and successes do not. It panics unless d > 0; [NewBreaker]
-// panics if it is given with a threshold of 0, where it would mean
-// nothing.
+// d between them; successes do not start the count again. It panics unless
+// d > 0; [NewBreaker] panics if the threshold is 0.
 func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("resilience: WithBreakerFailureExpiry: expiry must be positive, got %v", d))
@@ -76,13 +74,11 @@ func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
 	return breakerOptionFunc(func(c *breakerConfig) { c.expiry = d })
 }
 
-// WithBreakerFailureRate opens the breaker when, among the outcomes of the
-// last calls calls, the share of failures reaches rate (0.5: half),
-// provided at least minCalls outcomes are counted. It works beside the
-// consecutive-failure threshold: either rule opens the breaker. It
-// replaces a [WithBreakerFailureRateWindow] given before it. It panics
-// unless 0 < rate <= 1, 1 <= calls <= 1,000,000 and 1 <= minCalls <=
-// calls.
+// WithBreakerFailureRate also opens the breaker when, among the outcomes of
+// the last calls calls, at least minCalls, the share of failures reaches
+// rate. It replaces a [WithBreakerFailureRateWindow] given before it. It
+// panics unless 0 < rate <= 1, 1 <= calls <= 1,000,000 and
+// 1 <= minCalls <= calls.
 func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
 	const fn = "WithBreakerFailureRate"
 	checkRate(fn, rate)
@@ -97,11 +93,9 @@ func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {
 	})
 }
 
-// WithBreakerFailureRateWindow opens the breaker when, among the outcomes
-// of the last span of time (kept in 10 rolling buckets), the share of
-// failures reaches rate, provided at least minCalls outcomes are counted.
-// It replaces a [WithBreakerFailureRate] given before it. It panics unless
-// 0 < rate <= 1, minCalls >= 1 and span >= 10ns.
+// WithBreakerFailureRateWindow is [WithBreakerFailureRate] over the
+// outcomes of the last span of time, in 10 rolling buckets, and replaces it.
+// It panics unless 0 < rate <= 1, minCalls >= 1 and span >= 10ns.
 func WithBreakerFailureRateWindow(rate float64, minCalls int, span time.Duration) BreakerOption {
 	const fn = "WithBreakerFailureRateWindow"
 	checkRate(fn, rate)
@@ -127,12 +121,9 @@ func checkRate(fn string, rate float64) {
 // days and 8 hours) and tell a clock that went back.
 const maxSlowCall = 6 * 24 * time.Hour
 
-// WithBreakerSlowCallThreshold counts a call that takes longer than d as a
-// failure even when it succeeds. Calls are timed in microseconds: on the
-// real clock monotonically, so a step of the wall clock changes nothing;
-// on an injected clock as the difference of its readings, and a call
-// during which that clock went back took no time. By default no call is
-// too slow. It panics unless 0 < d <= 144h (6 days).
+// WithBreakerSlowCallThreshold counts a call that takes longer than d, to
+// the microsecond, as a failure even when it succeeds. By default no call
+// is too slow. It panics unless 0 < d <= 144h.
 func WithBreakerSlowCallThreshold(d time.Duration) BreakerOption {
 	if d <= 0 || d > maxSlowCall {
 		panic(fmt.Sprintf("resilience: WithBreakerSlowCallThreshold: threshold must be in (0, %v], got %v", maxSlowCall, d))
@@ -142,9 +133,7 @@ func WithBreakerSlowCallThreshold(d time.Duration) BreakerOption {
 
 // WithBreakerCoolDown sets how long the breaker stays open before it lets
 // probes through. The default is 30s; 0 lets the next call through as a
-// probe at once. Any length is valid: the end of a cool-down of hundreds
-// of years is kept exactly, and its retry hint saturates at the largest
-// Duration. It panics if d is negative.
+// probe. It panics if d is negative.
 func WithBreakerCoolDown(d time.Duration) BreakerOption {
 	checkDuration("WithBreakerCoolDown", "d", d)
 	return breakerOptionFunc(func(c *breakerConfig) { c.coolDown = d })
@@ -152,12 +141,10 @@ func WithBreakerCoolDown(d time.Duration) BreakerOption {
 
 // WithBreakerCoolDownBackoff makes the cool-down grow on repeated trips:
 // trip n since the breaker last closed stays open b.Delay(n, previous
-// cool-down); when b stops, the last cool-down is kept, and a negative
-// delay counts as 0. If b panics, the breaker opens for the last cool-down
-// (the one of [WithBreakerCoolDown] on a first trip) and the panic goes on
-// up through the call that tripped it. It panics if b is nil (a nil
-// interface, or a nil pointer, function or channel in one) or a
-// [KubernetesBackoff] whose fields have no meaning.
+// cool-down); once b stops, the last cool-down is kept. If b panics, the
+// breaker opens for the last cool-down and the panic goes up through the
+// call that tripped it. It panics if b is nil or a [KubernetesBackoff]
+// whose fields have no meaning.
 func WithBreakerCoolDownBackoff(b Backoff) BreakerOption {
 	checkBackoff("WithBreakerCoolDownBackoff", b)
 	return breakerOptionFunc(func(c *breakerConfig) { c.growth = b })
@@ -182,19 +169,10 @@ func WithBreakerSuccessThreshold(n int) BreakerOption {
 	return breakerOptionFunc(func(c *breakerConfig) { c.successes = n })
 }
 
-// WithBreakerHintJitter spreads the retry hints of an open breaker's
-// refusals (see [BreakerOpenError.RetryAfter]): each hint adds a random
-// wait of up to f times the cool-down left, so that the callers waiting on
-// it do not all come back in the instant the breaker half-opens. No hint
-// is ever earlier than that instant. It panics unless 0 <= f <= 1.
-//
-// The default is 0: every caller gets the same hint, and those who come
-// back together find the breaker half-open, which lets its probes through
-// and refuses the others again, without a hint, so that their own backoff
-// spreads them. Spread hints instead bring them back over a span in which
-// the breaker has often closed already, all of them then reaching a
-// service that has just recovered: choose f large enough for that span to
-// absorb them.
+// WithBreakerHintJitter adds to each retry hint of an open breaker's
+// refusals a random wait of up to f times the cool-down left, so that the
+// callers it refused do not all come back at once. The default is 0, and
+// docs/breaker.md says why. It panics unless 0 <= f <= 1.
 func WithBreakerHintJitter(f float64) BreakerOption {
 	if !(f >= 0 && f <= 1) { // also false for NaN
 		panic(fmt.Sprintf("resilience: WithBreakerHintJitter: fraction must be in [0, 1], got %v", f))
@@ -202,9 +180,9 @@ func WithBreakerHintJitter(f float64) BreakerOption {
 	return breakerOptionFunc(func(c *breakerConfig) { c.hintJitter = f })
 }
 
-// WithBreakerFailureIf decides which errors count as failures; errors for
-// which f returns false count as successes. context.Canceled counts
-// neither way unless f is given. f never sees nil. It panics if f is nil.
+// WithBreakerFailureIf decides which errors count as failures; others count
+// as successes, and context.Canceled is f's to judge too. f never sees nil.
+// It panics if f is nil.
 func WithBreakerFailureIf(f func(err error) bool) BreakerOption {
 	if f == nil {
 		panic("resilience: WithBreakerFailureIf: predicate is nil")

@@ -10,20 +10,13 @@ import (
 )
 
 // Bulkhead limits how many calls run at once, so that one slow dependency
-// cannot take every goroutine, connection or thread of the caller with it.
-// It is a [Guard]: wrap it with [Guarded] to use it in a policy, or use
-// Acquire, TryAcquire and Release directly as a counting semaphore.
-//
-// By default a call that finds every slot taken is refused at once with
-// [ErrBulkheadFull]. [WithBulkheadWait] lets it wait, first come first
-// served, for a bounded time, and [WithBulkheadQueue] bounds how many may
-// wait.
-//
-// Its observer gets an [EventRefused] for each refusal (a wait that ran out
-// included), [EventWaitStarted] and [EventWaitEnded] around each wait, and
-// [EventCallEnded] for each call through Enter or [Guarded]; TryAcquire and
-// Release report nothing. A Bulkhead is safe for concurrent use. The zero
-// Bulkhead has no slot and refuses every call: use [NewBulkhead].
+// cannot take every goroutine of the caller with it. It is a [Guard], and
+// Acquire, TryAcquire and Release make it a counting semaphore. A call that
+// finds every slot taken is refused at once with [ErrBulkheadFull], unless
+// [WithBulkheadWait] lets it wait. Its observer gets [EventRefused],
+// [EventWaitStarted] and [EventWaitEnded] around each wait, and
+// [EventCallEnded]; TryAcquire and Release report nothing. A Bulkhead is
+// safe for concurrent use; the zero Bulkhead refuses every call.
 type Bulkhead struct {
 	limit int64
 	// state holds the slots in use in its low 32 bits and the number of
@@ -105,9 +98,8 @@ func (f bulkheadOptionFunc) applyBulkhead(c *bulkheadConfig) { f(c) }
 func (o Option) applyBulkhead(c *bulkheadConfig) { o.set(&c.common) }
 
 // WithBulkheadWait lets a call that finds every slot taken wait up to d for
-// one, in order of arrival, before it is refused with [ErrBulkheadFull]. The
-// wait also ends when the call's context does. The default, 0, is not to
-// wait. It panics if d is negative.
+// one, in order of arrival, or until its context ends. The default, 0, is
+// not to wait. It panics if d is negative.
 func WithBulkheadWait(d time.Duration) BulkheadOption {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: WithBulkheadWait: wait must not be negative, got %v", d))
@@ -115,10 +107,10 @@ func WithBulkheadWait(d time.Duration) BulkheadOption {
 	return bulkheadOptionFunc(func(c *bulkheadConfig) { c.wait = d })
 }
 
-// WithBulkheadQueue bounds how many calls may wait at once; a call that finds
-// the queue full is refused at once. It matters only with
-// [WithBulkheadWait]. By default any number may wait; 0 means none may. It
-// panics if n is negative.
+// WithBulkheadQueue bounds how many calls may wait at once, with
+// [WithBulkheadWait]; a call that finds the queue full is refused at once.
+// By default any number may wait; 0 means none may. It panics if n is
+// negative.
 func WithBulkheadQueue(n int) BulkheadOption {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: WithBulkheadQueue: queue length must not be negative, got %d", n))
@@ -149,9 +141,8 @@ func (b *Bulkhead) TryAcquire() bool {
 	}
 }
 
-// Release gives back a slot taken by Acquire or TryAcquire, or by an
-// admitted call of the bulkhead as a [Guard]. The slot goes to the first
-// waiter if there is one. Release panics if no slot is taken.
+// Release gives back a slot taken by Acquire or TryAcquire, to the first
+// waiter if there is one. It panics if no slot is taken.
 func (b *Bulkhead) Release() {
 	for {
 		s := b.state.Load()

@@ -5,11 +5,10 @@ import (
 	"time"
 )
 
-// Acquire takes a slot, waiting for one as configured by [WithBulkheadWait].
-// It returns nil when it holds a slot, which must then be given back with
-// Release; an error matching [ErrBulkheadFull] when no slot could be had in
-// time (at once, by default); or ctx's error when ctx ends while it waits.
-// A slot handed over just as ctx ends is kept, and Acquire returns nil.
+// Acquire takes a slot, waiting for one as [WithBulkheadWait] says. It
+// returns nil when it holds a slot, to be given back with Release (even
+// when ctx ends as the slot is handed over); an error matching
+// [ErrBulkheadFull] when none could be had in time; or ctx's error.
 func (b *Bulkhead) Acquire(ctx context.Context) error {
 	if b.TryAcquire() {
 		return nil

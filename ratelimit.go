@@ -10,28 +10,18 @@ import (
 	"github.com/faf87a20/resilience/internal/gcra"
 )
 
-// RateUnlimited is the rate of a limiter with no limit: it admits every
-// call at once, however many tokens it asks for, whatever the burst (a
-// burst of 0 included). It is the largest float64, as x/time/rate's Inf is;
-// any rate above 2e9 per second, whose interval between tokens rounds to
-// less than a nanosecond, is unlimited too.
+// RateUnlimited is the rate of a limiter that admits every call at once,
+// whatever the burst. Any rate above 2e9 per second, whose interval between
+// tokens rounds to less than a nanosecond, is unlimited too.
 const RateUnlimited = math.MaxFloat64
 
 // RateLimiter lets calls through at a steady rate with room for bursts, as
 // golang.org/x/time/rate's Limiter does: a token bucket that holds at most
-// burst tokens, starts full and refills at rate tokens a second (one every
-// 1/rate, rounded to the nanosecond: see [RateLimiter.Rate]). A call takes
-// one token; AllowN, WaitN and ReserveN take n. A rate of 0 never refills;
-// a burst of 0 admits nothing but at [RateUnlimited], which admits all.
-//
-// It is a [Guard]: through [Guarded] it refuses at once with a
-// *[RateLimitError] that matches [ErrRateLimited] and says when the token
-// will be there, unless [WithRateLimitWait] lets the call wait. Used
-// directly, Allow decides at once, Wait waits with a context, Reserve books
-// tokens that Cancel gives back, and Tokens tells how many are left. Tokens
-// are booked at most 2^60 ns (36 years) ahead; a clock that goes backwards
-// adds none. A RateLimiter is safe for concurrent use; make one with
-// [NewRateLimiter] (the zero value is not usable).
+// burst tokens, starts full and refills at rate tokens a second. A call
+// takes one token; AllowN, WaitN and ReserveN take n. Tokens are booked at
+// most 2^60 ns (36 years) ahead. As a [Guard] it refuses at once with a
+// *[RateLimitError], unless [WithRateLimitWait] lets the call wait. A
+// RateLimiter is safe for concurrent use; the zero value is not usable.
 type RateLimiter struct {
 	// tat is the theoretical arrival time of the algorithm: when the bucket
 	// will be full again if nothing more is taken, in nanoseconds since
@@ -89,14 +79,10 @@ func checkN(fn string, n int) {
 }
 
 // NewRateLimiter returns a limiter that admits rate tokens a second on
-// average, and up to burst at once; its bucket starts full. Rate 0 never
-// refills; [RateUnlimited] admits everything; see [RateLimiter] for the
-// exact semantics and the rounding of the rate to a whole number of
-// nanoseconds per token.
-//
-// NewRateLimiter panics if rate is NaN, infinite or negative, if burst is
-// negative, if the bucket would take more than 36 years to refill, or if an
-// option is invalid.
+// average, and up to burst at once. A rate of 0 never refills; a burst of 0
+// admits nothing but at [RateUnlimited]. It panics if rate is NaN, infinite
+// or negative, if burst is negative, if the bucket would take more than 36
+// years to refill, or if an option is invalid.
 func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimiter {
 	var cfg rateLimitConfig
 	for _, o := range opts {
@@ -125,10 +111,9 @@ func (f rateLimitOptionFunc) applyRateLimit(c *rateLimitConfig) { f(c) }
 func (o Option) applyRateLimit(c *rateLimitConfig) { o.set(&c.common) }
 
 // WithRateLimitWait lets a call through the limiter as a [Guard] wait up to
-// d for its token, instead of being refused at once. A call whose token
-// comes later than that, or after its context's deadline, is still refused
-// at once, without waiting in vain. The default, 0, is not to wait. Wait
-// and WaitN are not bound by it. It panics if d is negative.
+// d for its token; a call whose token comes later, or after its context's
+// deadline, is still refused at once. The default, 0, is not to wait. It
+// panics if d is negative.
 func WithRateLimitWait(d time.Duration) RateLimitOption {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: WithRateLimitWait: wait must not be negative, got %v", d))
@@ -137,21 +122,19 @@ func WithRateLimitWait(d time.Duration) RateLimitOption {
 }
 
 // Rate returns the rate the limiter enforces, in tokens a second: the rate
-// it was given with the interval between tokens rounded to a whole number
-// of nanoseconds, 0, or [RateUnlimited].
+// given, with the interval between tokens rounded to the nanosecond.
 func (l *RateLimiter) Rate() float64 { return l.Params.Rate() }
 
 // Burst returns the most tokens the bucket holds.
 func (l *RateLimiter) Burst() int { return l.Params.Burst }
 
-// Tokens returns the number of tokens in the bucket now: at most the
-// burst, fractional while one refills, and negative when reservations have
-// booked tokens that are not back yet. It is +Inf with [RateUnlimited].
+// Tokens returns the number of tokens in the bucket now: fractional while
+// one refills, negative when reservations have booked tokens ahead, +Inf
+// with [RateUnlimited].
 func (l *RateLimiter) Tokens() float64 { return l.Params.Tokens(l.tat.Load(), l.nowNs(&l.common)) }
 
 // Allow takes a token if one is there, and reports whether it did. It
-// never waits. A refusal is reported to the observer as an
-// [EventRefused], with no context.
+// never waits.
 func (l *RateLimiter) Allow() bool {
 	t := l.nowNs(&l.common)
 	for {
@@ -170,10 +153,8 @@ func (l *RateLimiter) Allow() bool {
 }
 
 // AllowN takes n tokens if they are all there, and reports whether it did.
-// It never waits, and is false when n is more than the burst (unless the
-// rate is [RateUnlimited]). AllowN(0) takes nothing and is true, unless
-// reservations have left fewer than 0 tokens, as in x/time/rate. It panics
-// if n is negative.
+// It never waits. AllowN(0) is true unless reservations have left fewer
+// than 0 tokens. It panics if n is negative.
 func (l *RateLimiter) AllowN(n int) bool {
 	checkN("RateLimiter.AllowN", n)
 	if int64(n) > l.MaxN {

@@ -12,21 +12,12 @@ import (
 	"github.com/faf87a20/resilience/internal/sat"
 )
 
-// KeyedRateLimiter is a [RateLimiter] for each key: one limit per user,
-// tenant or host, all with the same rate and burst. A key's bucket is made
-// full on its first call, with the semantics of RateLimiter.
-//
-// Memory stays bounded. A key whose bucket has refilled completely is
-// forgotten, which changes nothing (it would come back with the same full
-// bucket), and the table holds at most [WithRateLimitMaxKeys] keys: when it
-// is full of keys whose buckets are not yet full, a call for a new key is
-// refused, with a hint of when a key will be dropped. With a rate of 0 a
-// bucket never refills, so every key that took a token stays until the table
-// is full.
-//
-// As a [Guard] it needs the key of each call: [KeyedRateLimiter.Guard] takes
-// it from the call's context through a function you give. A KeyedRateLimiter
-// is safe for concurrent use; make one with [NewKeyedRateLimiter].
+// KeyedRateLimiter is a [RateLimiter] for each key (a user, a tenant),
+// all with the same rate and burst, each bucket full on its key's first
+// call. A key whose bucket has refilled is forgotten, which changes
+// nothing; when [WithRateLimitMaxKeys] keys still refill, a call for a new
+// key is refused. [KeyedRateLimiter.Guard] makes it a [Guard]. A
+// KeyedRateLimiter is safe for concurrent use; the zero value is not usable.
 type KeyedRateLimiter[K comparable] struct {
 	limits
 	wait time.Duration
@@ -55,9 +46,7 @@ type keyedShard[K comparable] struct {
 type keyedBucket struct{ tat int64 }
 
 // NewKeyedRateLimiter returns a limiter that gives each key rate tokens a
-// second and a burst of burst, as [NewRateLimiter] does for one. It takes
-// the same options, and [WithRateLimitMaxKeys]. It panics as
-// NewRateLimiter does, or if an option is invalid.
+// second and a burst of burst. It panics as [NewRateLimiter] does.
 func NewKeyedRateLimiter[K comparable](rate float64, burst int, opts ...KeyedRateLimitOption) *KeyedRateLimiter[K] {
 	cfg := keyedRateLimitConfig{maxKeys: defaultMaxKeys}
 	for _, o := range opts {
@@ -101,11 +90,8 @@ func (f rateLimitOptionFunc) applyKeyedRateLimit(c *keyedRateLimitConfig) { f(&c
 func (o Option) applyKeyedRateLimit(c *keyedRateLimitConfig) { o.set(&c.common) }
 
 // WithRateLimitMaxKeys bounds the number of keys a [KeyedRateLimiter]
-// holds at once: exactly, however many calls for new keys come together.
-// The default is 1,048,576 (about 100 MB with short string keys). Size it
-// above the number of keys that can be active within one refill time
-// (burst/rate): past it, calls for new keys are refused. It panics if n is
-// less than 1.
+// holds at once; size it above the number of keys active within one refill
+// time (burst/rate). The default is 1,048,576. It panics if n < 1.
 func WithRateLimitMaxKeys(n int) KeyedRateLimitOption {
 	if n < 1 {
 		panic(fmt.Sprintf("resilience: WithRateLimitMaxKeys: n must be at least 1, got %d", n))
@@ -141,10 +127,8 @@ func (l *KeyedRateLimiter[K]) Tokens(key K) float64 {
 // whether it did, as [RateLimiter.Allow] does.
 func (l *KeyedRateLimiter[K]) Allow(key K) bool { return l.AllowN(key, 1) }
 
-// AllowN takes n tokens from key's bucket if they are all there, and
-// reports whether it did, as [RateLimiter.AllowN] does. It is false, too,
-// for a new key when the table holds as many keys as it may. It panics if
-// n is negative.
+// AllowN is [RateLimiter.AllowN] for key's bucket; it is false, too, for a
+// new key when the table is full. It panics if n is negative.
 func (l *KeyedRateLimiter[K]) AllowN(key K, n int) bool {
 	checkN("KeyedRateLimiter.AllowN", n)
 	if l.Interval == 0 {
@@ -315,9 +299,8 @@ func (l *KeyedRateLimiter[K]) sweep(s *keyedShard[K], t int64) {
 // takes, as [RateLimiter.Wait] does.
 func (l *KeyedRateLimiter[K]) Wait(ctx context.Context, key K) error { return l.WaitN(ctx, key, 1) }
 
-// WaitN takes n tokens from key's bucket, waiting until they are there, as
-// [RateLimiter.WaitN] does. It is refused at once, too, for a new key when
-// the table holds as many keys as it may. It panics if n is negative.
+// WaitN is [RateLimiter.WaitN] for key's bucket; it is refused at once,
+// too, for a new key when the table is full. It panics if n is negative.
 func (l *KeyedRateLimiter[K]) WaitN(ctx context.Context, key K, n int) error {
 	checkN("KeyedRateLimiter.WaitN", n)
 	return l.waitN(ctx, key, n, sat.Max)
@@ -346,10 +329,9 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 	return l.sleepBooked(ctx, wait, func() { l.giveBack(key, next, cost) })
 }
 
-// Guard returns the limiter as a [Guard] for calls whose key key finds in
-// their context (a user or tenant a middleware put there, say). It behaves
-// as [RateLimiter.Enter] does, for the key's bucket. It panics if key is
-// nil.
+// Guard returns the limiter as a [Guard] that behaves as
+// [RateLimiter.Enter] for the bucket of the key key finds in a call's
+// context. It panics if key is nil.
 func (l *KeyedRateLimiter[K]) Guard(key func(ctx context.Context) K) Guard {
 	if key == nil {
 		panic("resilience: KeyedRateLimiter.Guard: key function is nil")

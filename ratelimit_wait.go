@@ -13,15 +13,9 @@ import (
 )
 
 // RateLimitError is the error of a call refused by a [RateLimiter] or a
-// [KeyedRateLimiter]. It matches [ErrRateLimited]. When the refusal came
-// because the tokens would have come after the context's deadline, it
-// matches context.DeadlineExceeded too.
-//
-// RetryAfter tells how long until the tokens asked for are there, as of the
-// refusal, so a [Retry] outside the limiter waits just that long (for a
-// refusal because they would come more than 36 years ahead, that time
-// too). It is 0, no hint, when waiting would never help: more tokens were
-// asked for than the burst, or a rate of 0 has spent its burst.
+// [KeyedRateLimiter]. It matches [ErrRateLimited], and
+// context.DeadlineExceeded too when the tokens would have come after the
+// context's deadline. It is a [RetryHint].
 type RateLimitError struct {
 	after    time.Duration
 	why      rateLimitReason
@@ -115,18 +109,11 @@ func (c *common) observeRefusal(ctx context.Context, err *RateLimitError) error 
 // does.
 func (l *RateLimiter) Wait(ctx context.Context) error { return l.WaitN(ctx, 1) }
 
-// WaitN takes n tokens, waiting until they are there. It returns nil once
-// it has them; ctx's error if ctx ends first (the tokens are then given
-// back, unless later callers have counted on them); and at once, without
-// waiting, a [*RateLimitError] when the tokens would come after ctx's
-// deadline (it matches context.DeadlineExceeded as well as
-// [ErrRateLimited]), would come more than 2^60 ns (about 36 years) from
-// now, which only bookings far beyond the rate can bring about, or can
-// never be had: n is more than the burst, or a rate of 0 has spent it.
-// [WithRateLimitWait] does not bound it. It panics if n is negative.
-//
-// While it waits, it reports an [EventWaitStarted] and an [EventWaitEnded]
-// to the observer.
+// WaitN takes n tokens, waiting until they are there, however long. It
+// returns nil once it has them; ctx's error if ctx ends first (the tokens
+// then go back); and at once a [*RateLimitError] when the tokens would
+// come after ctx's deadline, more than 2^60 ns from now, or never. It
+// panics if n is negative.
 func (l *RateLimiter) WaitN(ctx context.Context, n int) error {
 	checkN("RateLimiter.WaitN", n)
 	return l.waitN(ctx, n, sat.Max)
@@ -189,12 +176,9 @@ func (c *common) sleepBooked(ctx context.Context, wait int64, giveBack func()) e
 	return err
 }
 
-// Enter takes a token, as the limiter's [Guard]. Without
-// [WithRateLimitWait] it decides at once: a call with no token there is
-// refused with a [*RateLimitError] whose RetryAfter says when one will be.
-// With it, a call whose token comes within the wait waits for it, and is
-// refused at once otherwise; see WaitN for the errors. The done function
-// it returns does nothing but report to an [OutcomeObserver].
+// Enter takes a token, as the limiter's [Guard]: at once, or within
+// [WithRateLimitWait]'s wait, or it refuses the call with a
+// [*RateLimitError] (see WaitN).
 func (l *RateLimiter) Enter(ctx context.Context) (done func(err error), err error) {
 	ticket, err := l.enter(ctx)
 	if err != nil {
@@ -266,12 +250,9 @@ func (l *RateLimiter) Reserve() *Reservation { return l.ReserveN(1) }
 
 // ReserveN books n tokens for the caller, who may use them once the
 // reservation's Delay has passed, or give them back with Cancel. It never
-// waits and, unlike AllowN, books the tokens however far in the future
-// they come, up to 2^60 ns (about 36 years) from now; it reports nothing
-// to the observer. The reservation is not OK when the tokens can never be
-// had (n is more than the burst, or a rate of 0 has spent it), or would
-// come later than that: bookings far beyond the rate are refused rather
-// than counted in times that overflow. It panics if n is negative.
+// waits; the reservation is not OK when the tokens would come more than
+// 2^60 ns from now, or never. It reports nothing to the observer. It panics
+// if n is negative.
 func (l *RateLimiter) ReserveN(n int) *Reservation {
 	checkN("RateLimiter.ReserveN", n)
 	r := &Reservation{l: l}
@@ -315,12 +296,9 @@ func (r *Reservation) Delay() time.Duration {
 	return time.Duration(max(r.act-r.l.nowNs(&r.l.common), 0))
 }
 
-// Cancel gives the tokens back, so that other callers may have them. It
-// gives nothing back once their time has passed (the caller is taken to
-// have used them), nor when tokens were booked after these: the later
-// booking was timed on these being gone, and giving them back would let
-// more through than the rate allows. Cancel does nothing the second time,
-// nor for a reservation that is not OK.
+// Cancel gives the tokens back, unless their time has passed or tokens
+// were booked after these (which counted on these being gone). It does
+// nothing the second time, nor for a reservation that is not OK.
 func (r *Reservation) Cancel() {
 	if !r.ok || r.cost == 0 || r.cancelled.Swap(true) || r.act < r.l.nowNs(&r.l.common) {
 		return
