@@ -9,12 +9,9 @@ import (
 )
 
 // Backoff decides how long to wait before each retry. Implementations are
-// stateless values, safe for concurrent use; a stateful walk over one is
-// kept by the caller (see [Cursor]).
-//
-// The strategies of this package never return a negative wait and never
-// overflow: for any n they saturate at their cap or at the largest
-// time.Duration.
+// stateless values, safe for concurrent use ([Cursor] keeps a walk over
+// one). The strategies of this package never return a negative wait and
+// saturate at their cap or at the largest time.Duration.
 type Backoff interface {
 	// Delay is the wait before retry n (n >= 1), given the wait before the
 	// previous retry (0 before the first). ok is false when no further retry
@@ -22,9 +19,7 @@ type Backoff interface {
 	Delay(n int, prev time.Duration) (d time.Duration, ok bool)
 }
 
-// BackoffFunc adapts an ordinary function to a [Backoff]. The decorators
-// and constructors of this package refuse a nil BackoffFunc; calling Delay
-// on one panics with a message saying so.
+// BackoffFunc adapts an ordinary function to a [Backoff].
 type BackoffFunc func(n int, prev time.Duration) (time.Duration, bool)
 
 // Delay calls f(n, prev). It panics if f is nil.
@@ -104,8 +99,7 @@ func (l *linear) Delay(n int, _ time.Duration) (time.Duration, bool) {
 }
 
 // Exponential waits initial·factor^(n-1) before retry n: with (100ms, 2),
-// 100ms, 200ms, 400ms and so on. Without a [Cap] it grows until it saturates
-// at the largest Duration; an initial wait of 0 stays 0. It panics if
+// 100ms, 200ms, 400ms and so on; wrap it in [Cap] to bound it. It panics if
 // initial is negative or factor is not a finite number of at least 1.
 func Exponential(initial time.Duration, factor float64) Backoff {
 	checkDuration("Exponential", "initial", initial)
@@ -172,9 +166,8 @@ var fibonacci = [93]int64{
 	7540113804746346429,
 }
 
-// Fibonacci waits unit·F(n), F being the Fibonacci numbers 1, 1, 2, 3, 5, 8…:
-// with 10ms, 10ms, 10ms, 20ms, 30ms, 50ms, 80ms, 130ms. It grows more gently
-// than doubling. It panics if unit is negative.
+// Fibonacci waits unit·F(n), F being the Fibonacci numbers 1, 1, 2, 3, 5,
+// 8…. It panics if unit is negative.
 func Fibonacci(unit time.Duration) Backoff {
 	checkDuration("Fibonacci", "unit", unit)
 	return &fib{unit}
@@ -214,9 +207,8 @@ func (r *random) Delay(int, time.Duration) (time.Duration, bool) {
 func (r random) withRand(rr Rand) Backoff { r.src = source{rr}; return &r }
 
 // Schedule waits the given times in turn and stops after the last: retry n
-// waits waits[n-1], and there is no retry len(waits)+1. An empty schedule
-// makes no retry; [HoldLast] repeats the last wait instead of stopping. It
-// panics if a wait is negative.
+// waits waits[n-1]; an empty schedule makes no retry. It panics if a wait
+// is negative.
 func Schedule(waits ...time.Duration) Backoff {
 	for i, w := range waits {
 		if w < 0 {

@@ -8,10 +8,7 @@ import (
 )
 
 // Cursor walks a [Backoff] one retry at a time, for loops that keep their
-// own state: Next returns the next wait, Reset starts over, Attempt tells
-// how far it is. It is the stateful surface of jpillora/backoff (Duration,
-// Reset, Attempt) and, with [WithCursorIdleReset], Kubernetes'
-// ExponentialBackoffManager. A Cursor is safe for concurrent use.
+// own state, as jpillora/backoff does. A Cursor is safe for concurrent use.
 type Cursor struct {
 	b       Backoff
 	idle    time.Duration
@@ -24,8 +21,7 @@ type Cursor struct {
 	last time.Time // when Next last returned
 }
 
-// NewCursor returns a cursor at the start of b. It panics if b is nil (a
-// nil interface, or a nil pointer, function or channel in one) or an option
+// NewCursor returns a cursor at the start of b. It panics if b or an option
 // is nil.
 func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
 	checkBackoff("NewCursor", b)
@@ -49,12 +45,9 @@ func (f cursorOptionFunc) applyCursor(c *Cursor) { f(c) }
 func (o Option) applyCursor(c *Cursor) { o.set(&c.common) }
 
 // WithCursorIdleReset makes a cursor start over when more than d has passed
-// since Next was last called: after a quiet period the next wait is the
-// first one again, as with Kubernetes' ExponentialBackoffManager and its
-// reset duration. With d = 0 the cursor starts over after any pause at all,
-// as that manager does with a reset of 0; only calls at the same instant of
-// the clock go on down the backoff. Without this option a cursor never
-// resets by itself. It panics if d is negative.
+// since Next was last called, as Kubernetes' ExponentialBackoffManager
+// does; with d = 0, after any pause. By default a cursor never resets by
+// itself. It panics if d is negative.
 func WithCursorIdleReset(d time.Duration) CursorOption {
 	checkDuration("WithCursorIdleReset", "d", d)
 	return cursorOptionFunc(func(c *Cursor) { c.idle, c.idleSet = d, true })
@@ -98,13 +91,8 @@ func (c *Cursor) Attempt() int {
 }
 
 // Delays returns the waits of b in order, ending when b makes no further
-// retry; for a backoff that never ends, the loop must break by itself. It
-// panics if b is nil (a nil interface, or a nil pointer, function or
-// channel in one).
-//
-//	for d := range resilience.Delays(resilience.MaxRetries(resilience.Exponential(time.Second, 2), 5)) {
-//		…
-//	}
+// retry (for one that never ends, the loop must break). It panics if b is
+// nil.
 func Delays(b Backoff) iter.Seq[time.Duration] {
 	checkBackoff("Delays", b)
 	return func(yield func(time.Duration) bool) {
@@ -120,18 +108,11 @@ func Delays(b Backoff) iter.Seq[time.Duration] {
 }
 
 // Repeat calls f, waits as b says, and calls f again, until ctx ends or b
-// makes no further retry, in the manner of Kubernetes' JitterUntil and
-// BackoffUntil. By default the wait starts when f returns (sliding); with
-// [WithRepeatFixedRate] it starts when f is called, so f's own running time is
-// part of the period. ctx is checked before every call, so f is not called
-// after ctx ends.
-//
-// A panic in f goes up through Repeat and ends it, unless
-// [WithRepeatPanicHandler] is given: then the panic is recovered, handed to
-// the handler as a *[PanicError], and Repeat goes on with its schedule.
-//
-// It panics if ctx, b (a nil interface, or a nil pointer, function or
-// channel in one), f or an option is nil.
+// stops, as Kubernetes' JitterUntil and BackoffUntil do; f is not called
+// once ctx has ended. The wait starts when f returns, unless
+// [WithRepeatFixedRate]. A panic in f ends Repeat, unless
+// [WithRepeatPanicHandler] is given. It panics if ctx, b, f or an option is
+// nil.
 func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ...RepeatOption) {
 	if ctx == nil {
 		panic("resilience: Repeat: ctx is nil")
@@ -183,9 +164,9 @@ func (f repeatOptionFunc) applyRepeat(c *repeatConfig) { f(c) }
 
 func (o Option) applyRepeat(c *repeatConfig) { o.set(&c.common) }
 
-// WithRepeatFixedRate makes [Repeat] start each wait when f is called rather than
-// when it returns (Kubernetes' non-sliding mode): a period that f outlasts
-// is followed at once by the next call.
+// WithRepeatFixedRate makes [Repeat] start each wait when f is called
+// rather than when it returns: a period that f outlasts is followed at once
+// by the next call.
 func WithRepeatFixedRate() RepeatOption {
 	return repeatOptionFunc(func(c *repeatConfig) { c.fixedRate = true })
 }

@@ -6,10 +6,9 @@ import (
 	"time"
 )
 
-// Cap bounds every wait of b by max: a hard cap, whatever b returns. Put it
-// outside a jitter decorator to bound the jittered wait, inside to jitter
-// the capped one (as gRPC does). A max of 0 makes every wait 0. It panics if
-// b is nil or max is negative.
+// Cap bounds every wait of b by max. Put it outside a jitter decorator to
+// bound the jittered wait, inside to jitter the capped one. It panics if b
+// is nil or max is negative.
 func Cap(b Backoff, max time.Duration) Backoff {
 	checkBackoff("Cap", b)
 	checkDuration("Cap", "max", max)
@@ -28,9 +27,8 @@ func (c *capped) Delay(n int, prev time.Duration) (time.Duration, bool) {
 
 func (c capped) withRand(r Rand) Backoff { c.b = withRandOf(c.b, r); return &c }
 
-// MaxRetries stops b after n retries: Delay reports ok false for retry n+1
-// and later; with n = 0 no retry is made. It panics if b is nil or n is
-// negative.
+// MaxRetries stops b after n retries; with n = 0 no retry is made. It
+// panics if b is nil or n is negative.
 func MaxRetries(b Backoff, n int) Backoff {
 	checkBackoff("MaxRetries", b)
 	if n < 0 {
@@ -58,18 +56,10 @@ func (l *limited) Delay(n int, prev time.Duration) (time.Duration, bool) {
 func (l limited) withRand(r Rand) Backoff { l.b = withRandOf(l.b, r); return &l }
 
 // HoldLast keeps b going once it stops: every retry after b's last one
-// waits as that last retry did, for ever, so a finite schedule becomes an
-// unbounded one (go-resiliency's infinite retry). A jittered last wait is
-// drawn afresh each time. If b makes no retry at all, neither does
-// HoldLast(b): there is no wait to hold, and retrying at once without end
-// would hammer the callee.
-//
-// b must stop for good once it stops, at a retry that depends on n alone,
-// as every backoff of this package does; HoldLast finds that retry the
-// first time b stops, by bisection, and remembers it. Combine HoldLast with
-// a context deadline or WithMaxElapsed to bound the whole. It is safe for
-// concurrent use. It panics if b is nil (a nil interface, or a nil pointer,
-// function or channel in one).
+// waits as that last retry did (a jittered wait drawn afresh), for ever. If
+// b makes no retry at all, neither does HoldLast(b). b must stop for good
+// once it stops, at a retry that depends on n alone, as every backoff of
+// this package does. It panics if b is nil.
 func HoldLast(b Backoff) Backoff {
 	checkBackoff("HoldLast", b)
 	return tabulate(&holdLast{b: b}, b)

@@ -9,18 +9,16 @@ import (
 	"github.com/faf87a20/resilience/internal/sat"
 )
 
-// FullJitter waits a uniformly random time in [0, d], d being b's wait: the
-// strategy that, in AWS's study of contending clients, does the least work.
-// It panics if b is nil.
+// FullJitter waits a uniformly random time in [0, d], d being b's wait. It
+// panics if b is nil.
 func FullJitter(b Backoff) Backoff { return newJitter("FullJitter", b, jitterFull, 0) }
 
 // EqualJitter waits d/2 plus a uniformly random time in [0, d/2]: never
 // less than half of b's wait. It panics if b is nil.
 func EqualJitter(b Backoff) Backoff { return newJitter("EqualJitter", b, jitterEqual, 0) }
 
-// SymmetricJitter waits d ± f·d, uniformly: with f = 0.2, between 80% and
-// 120% of b's wait (never beyond the largest Duration). f = 0 means no
-// jitter: exactly b's wait. It panics if b is nil or unless 0 <= f <= 1.
+// SymmetricJitter waits d ± f·d, uniformly, d being b's wait: with f = 0.2,
+// between 80% and 120% of it. It panics if b is nil or unless 0 <= f <= 1.
 func SymmetricJitter(b Backoff, f float64) Backoff {
 	if !(f >= 0 && f <= 1) { // also true for NaN
 		panic(fmt.Sprintf("resilience: SymmetricJitter: jitter fraction must be in [0, 1], got %v", f))
@@ -28,11 +26,9 @@ func SymmetricJitter(b Backoff, f float64) Backoff {
 	return newJitter("SymmetricJitter", b, jitterSymmetric, f)
 }
 
-// UpwardJitter waits a uniformly random time in [d, d + f·d): never less
-// than b's wait, as Kubernetes' wait.Jitter does, and never beyond the
-// largest Duration. f = 0 means no jitter: exactly b's wait (unlike
-// Kubernetes, where a factor of 0 silently means 1). It panics if b is nil
-// or f is negative, NaN or infinite.
+// UpwardJitter waits a uniformly random time in [d, d + f·d), d being b's
+// wait, as Kubernetes' wait.Jitter does, but f = 0 means no jitter. It
+// panics if b is nil or f is negative, NaN or infinite.
 func UpwardJitter(b Backoff, f float64) Backoff {
 	if !(f >= 0) || math.IsInf(f, 0) {
 		panic(fmt.Sprintf("resilience: UpwardJitter: jitter fraction must be a finite number >= 0, got %v", f))
@@ -128,8 +124,7 @@ func (j jitter) withRand(r Rand) Backoff {
 
 // DecorrelatedJitter is AWS's "decorrelated jitter": each wait is uniform in
 // [base, 3·prev] (prev being the previous wait, base before the first),
-// capped at max. Waits wander up and down rather than only grow. It panics
-// if base is negative or max < base.
+// capped at max. It panics if base is negative or max < base.
 func DecorrelatedJitter(base, max time.Duration) Backoff {
 	checkDuration("DecorrelatedJitter", "base", base)
 	if max < base {
@@ -152,13 +147,9 @@ func (d *decorrelated) Delay(_ int, prev time.Duration) (time.Duration, bool) {
 func (d decorrelated) withRand(r Rand) Backoff { d.src = source{r}; return &d }
 
 // SmoothJitter is Polly's "decorrelated jitter V2": waits whose median
-// starts at median and doubles with each retry, spread smoothly so that
-// they neither pile up at a floor or a cap nor leave gaps. Retry n waits
-// k·median·(g(t) − g(t−1)) with t = n−1+u, u uniform in [0, 1),
-// g(t) = 2^t·tanh(√(4t)) (0 for t ≤ 0) and k = 1/1.4. Unlike Polly's, it
-// keeps no state between retries: the previous point of the curve is taken
-// one step back with the same draw. Wrap it in [Cap] to bound it. It panics
-// if median is negative.
+// starts at median and doubles with each retry, spread so that they neither
+// pile up at a floor or a cap nor leave gaps (docs/retry.md gives the
+// curve). Wrap it in [Cap] to bound it. It panics if median is negative.
 func SmoothJitter(median time.Duration) Backoff {
 	checkDuration("SmoothJitter", "median", median)
 	return &smooth{median: median, steps: smoothStepTable()}

@@ -10,21 +10,16 @@ import (
 	"github.com/faf87a20/resilience/internal/sat"
 )
 
-// KubernetesBackoff reproduces, to the nanosecond, the waits that
-// Kubernetes' wait.Backoff's Step returns, one per retry: while Steps last,
-// each wait is Duration, which then grows by Factor (truncated to whole
-// nanoseconds; a Factor of 0 keeps it) and, once past Cap (if Cap > 0),
-// becomes Cap and ends the steps; once they are spent every wait is the last
+// KubernetesBackoff reproduces, to the nanosecond, the waits of Kubernetes'
+// wait.Backoff's Step, one per retry: while Steps last, each wait is
+// Duration, which then grows by Factor (0 keeps it) and, once past Cap (if
+// Cap > 0), becomes Cap and ends the steps; then every wait is the last
 // Duration ({1s, ×2, Steps 3}: 1s, 2s, 4s, 8s, 8s, …). Jitter > 0 adds a
-// uniform [0, Jitter·d) on top, which may pass Cap: wrap it in [Cap] for a
-// hard bound. Unlike Kubernetes, a Jitter of 0 means none, and a product
-// past the largest Duration saturates there rather than turning negative.
-//
-// The zero value waits 0 every time; Steps < 1 never grows Duration; a Cap
-// of 0 or less means no cap. It never stops retrying: combine it with
-// [MaxRetries]. It is a plain value, safe for concurrent use. Delay panics
-// if Duration is negative, or Factor or Jitter is negative, NaN or infinite;
-// every constructor and decorator that takes a Backoff refuses such a value.
+// uniform [0, Jitter·d), which may pass Cap; a Jitter of 0 means none. It
+// never stops retrying: combine it with [MaxRetries]. The zero value waits
+// 0 every time. Delay panics, and so does every function that takes a
+// Backoff, if Duration is negative, or Factor or Jitter negative, NaN or
+// infinite.
 type KubernetesBackoff struct {
 	Duration time.Duration
 	Factor   float64

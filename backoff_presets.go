@@ -10,10 +10,9 @@ import (
 
 // Jpillora reproduces github.com/jpillora/backoff: retry n waits
 // min·factor^(n-1), clamped to [min, max]; with jitter, a uniform time in
-// [min, d) instead. Zero arguments take that library's defaults: min
-// 100ms, max 10s, factor 2, so the waits are 100ms, 200ms, … 6.4s, 10s,
-// 10s. When min >= max every wait is max. It panics on negative durations
-// or a factor below 1 (other than 0) or not finite.
+// [min, d) instead. Zero arguments take that library's defaults: 100ms,
+// 10s, 2. When min >= max every wait is max. It panics on negative
+// durations or a factor below 1 (other than 0) or not finite.
 func Jpillora(min, max time.Duration, factor float64, jitter bool) Backoff {
 	checkDuration("Jpillora", "min", min)
 	checkDuration("Jpillora", "max", max)
@@ -53,9 +52,8 @@ func (j *jpillora) Delay(n int, _ time.Duration) (time.Duration, bool) {
 func (j jpillora) withRand(r Rand) Backoff { j.src = source{r}; return &j }
 
 // Celery reproduces Celery's exponential retry countdown: retry n waits
-// factor·2^(n-1), at most maximum (so a maximum of 0 makes every wait 0);
-// with fullJitter, a uniform whole number of seconds in [0, that] instead,
-// as Celery's retry_jitter does. It panics if factor or maximum is
+// factor·2^(n-1), at most maximum; with fullJitter, a uniform whole number
+// of seconds in [0, that] instead. It panics if factor or maximum is
 // negative.
 func Celery(factor, maximum time.Duration, fullJitter bool) Backoff {
 	checkDuration("Celery", "factor", factor)
@@ -86,11 +84,9 @@ func (d *doubling) Delay(n int, _ time.Duration) (time.Duration, bool) {
 	return min(sat.Shift(d.initial, max(n, 1)-1), d.limit), true
 }
 
-// Ethernet is the binary exponential backoff of IEEE 802.3: after c
-// collisions, wait a uniform whole number of slot times in [0, 2^c − 1],
-// with c counted up to 10 and no retry after the 16th attempt. Retry n is
-// after collision n. The classic slot time is 51.2µs (10 Mbit/s). It panics
-// if slot is negative.
+// Ethernet is the binary exponential backoff of IEEE 802.3: retry n waits
+// a uniform whole number of slot times in [0, 2^min(n,10) − 1], and there
+// is no retry after the 16th attempt. It panics if slot is negative.
 func Ethernet(slot time.Duration) Backoff {
 	checkDuration("Ethernet", "slot", slot)
 	return &ethernet{slot: slot}
@@ -130,9 +126,8 @@ func ConstantSchedule(n int, d time.Duration) Backoff {
 }
 
 // ExponentialSchedule returns go-resiliency's ExponentialBackoff: n retries,
-// waiting initial, 2·initial, 4·initial, … (saturating at the largest
-// Duration where go-resiliency's doubling overflows), then no more. It
-// panics if n or initial is negative.
+// waiting initial, 2·initial, 4·initial, …, then no more. It panics if n or
+// initial is negative.
 func ExponentialSchedule(n int, initial time.Duration) Backoff {
 	checkCount("ExponentialSchedule", n)
 	checkDuration("ExponentialSchedule", "initial", initial)

@@ -7,20 +7,18 @@ import (
 	"time"
 )
 
-// Rand is the randomness a jittered backoff draws from. *rand.Rand of
-// math/rand/v2 is one; it is not safe for concurrent use, so give a backoff
-// that is shared between goroutines a source that is, or none: by default
-// jitter comes from math/rand/v2's top-level functions, which are.
+// Rand is the randomness a jittered backoff draws from, such as a
+// *rand.Rand of math/rand/v2. By default jitter comes from math/rand/v2's
+// top-level functions; a Rand given to a shared backoff must be safe for
+// concurrent use, as a *rand.Rand is not.
 type Rand interface {
 	// Uint64 returns a uniform 64-bit number.
 	Uint64() uint64
 }
 
-// UseRand returns a copy of b whose jitter draws from r, so that tests see
-// the same waits on every run. Every jittered layer of b made by this
-// package is changed; other Backoff implementations are kept as they are.
-// It panics if b or r is nil (a nil interface, or a nil pointer, function
-// or channel in one).
+// UseRand returns a copy of b whose jittered layers made by this package
+// draw from r, so that tests see the same waits on every run. It panics if
+// b or r is nil.
 func UseRand(b Backoff, r Rand) Backoff {
 	checkBackoff("UseRand", b)
 	if r == nil {
