@@ -8,19 +8,12 @@ import (
 
 // Batcher turns many single calls into batch calls: each Do hands over one
 // item and gets its own result, while fn is called once per batch with the
-// items of many callers. A batch is sent when it holds [WithBatchMaxSize]
-// items or its first item has waited [WithBatchMaxWait]; with a wait of 0 it
-// is sent at once, and items gather only while every batch slot is busy. At
-// most [WithBatchMaxConcurrent] batches run at once and [WithBatchMaxQueued]
-// more wait; callers beyond that wait for room.
-//
-// A caller whose context ends gets the context's error and leaves its batch
-// if not yet sent. A batch runs with a context of the batcher's own, never a
-// caller's. fn may fail single items with [ItemErrors]; a panic in fn is a
-// *[PanicError] to each of its callers. Close sends what is pending and
-// waits: every item accepted is answered exactly once. Its observer gets
-// [EventBatchSent] and [EventCallEnded]. A Batcher is safe for concurrent
-// use; the zero Batcher's Do panics: use [NewBatcher].
+// items of many callers. A batch is sent when it is full or its first item
+// has waited long enough (see the options). A batch runs with a context of
+// the batcher's own, never a caller's; a caller whose context ends leaves
+// its batch if not yet sent. Every item accepted is answered exactly once.
+// Its observer gets [EventBatchSent] and [EventCallEnded]. A Batcher is
+// safe for concurrent use; the zero Batcher's Do panics.
 type Batcher[In, Out any] struct {
 	fn        func(ctx context.Context, batch []In) ([]Out, error)
 	cfg       batchConfig
@@ -59,9 +52,9 @@ type batchCall[Out any] struct {
 }
 
 // NewBatcher returns a batcher that sends batches of items to fn. fn must
-// return one result per item, in the items' order, or an error; it must
-// not keep the batch slice once it has returned. NewBatcher panics if fn
-// is nil or an option is invalid.
+// return one result per item, in the items' order, or an error (see
+// [ItemErrors]); it must not keep the batch slice once it has returned.
+// NewBatcher panics if fn is nil or an option is invalid.
 func NewBatcher[In, Out any](fn func(ctx context.Context, batch []In) ([]Out, error), opts ...BatchOption) *Batcher[In, Out] {
 	if fn == nil {
 		panic("resilience: NewBatcher: fn is nil")
@@ -230,11 +223,9 @@ func (b *Batcher[In, Out]) withdraw(c *batchCall[Out]) bool {
 	return true
 }
 
-// Close stops the batcher taking items: Do returns [ErrBatcherClosed] from
-// now on, also to callers waiting for room. It sends the pending batch at
-// once and waits until every batch has been answered, or until ctx ends,
-// when it returns ctx's error (the batches still finish in the
-// background). Closing twice is harmless.
+// Close stops the batcher taking items, sends the pending batch and waits
+// until every batch has been answered, or returns ctx's error when ctx ends
+// first (the batches still finish). Closing twice is harmless.
 func (b *Batcher[In, Out]) Close(ctx context.Context) error {
 	b.mu.Lock()
 	b.closed = true

@@ -8,10 +8,8 @@ import (
 )
 
 // ItemErrors is the error a batch function returns when some items of a
-// batch failed and others did not: it maps an item's index in the batch to
-// its error. Items not in the map get their result from the function's
-// results, which must then still hold one per item. Under a batch policy
-// ([WithBatchPolicy]) a batch call that returns ItemErrors succeeded.
+// batch failed: it maps an item's index in the batch to its error. The
+// results must still hold one per item, for the others.
 type ItemErrors map[int]error
 
 // Error lists the failed items.

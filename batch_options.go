@@ -45,9 +45,8 @@ func WithBatchMaxSize(n int) BatchOption {
 }
 
 // WithBatchMaxWait sets how long a batch's first item waits for others
-// before the batch is sent. The default is 1ms; 0 sends at once, so that
-// items gather only while every batch slot is busy. It panics if d is
-// negative.
+// before the batch is sent. The default is 1ms; with 0, items gather only
+// while every batch slot is busy. It panics if d is negative.
 func WithBatchMaxWait(d time.Duration) BatchOption {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: WithBatchMaxWait: wait must not be negative, got %v", d))
@@ -65,11 +64,8 @@ func WithBatchMaxConcurrent(n int) BatchOption {
 }
 
 // WithBatchMaxQueued sets how many full batches may wait for a batch slot
-// besides the batch being filled; callers beyond that wait for room (or
-// until their context ends), and are let in as soon as a batch is sent or
-// emptied by its callers leaving. The default is MaxConcurrent. With 0 no
-// full batch waits in a queue: once the batch being filled is full, callers
-// wait until it is sent. It panics if n is negative.
+// besides the batch being filled; callers beyond that wait for room. The
+// default is [WithBatchMaxConcurrent]'s value. It panics if n is negative.
 func WithBatchMaxQueued(n int) BatchOption {
 	if n < 0 {
 		panic(fmt.Sprintf("resilience: WithBatchMaxQueued: queue must not be negative, got %d", n))
@@ -88,9 +84,8 @@ func WithBatchTimeout(d time.Duration) BatchOption {
 }
 
 // WithBatchPrefilter rejects items before they join a batch: when f returns
-// an error, Do returns it at once and the item is never sent. In is
-// inferred from f; the constructor panics if it is not the item type (K
-// for a [Loader]). WithBatchPrefilter panics if f is nil.
+// an error, Do returns it at once. It panics if f is nil, and the
+// constructor if In is not the item type (K for a [Loader]).
 func WithBatchPrefilter[In any](f func(item In) error) BatchOption {
 	if f == nil {
 		panic("resilience: WithBatchPrefilter: filter is nil")
@@ -98,19 +93,11 @@ func WithBatchPrefilter[In any](f func(item In) error) BatchOption {
 	return batchOptionFunc(func(c *batchConfig) { c.prefilter = f })
 }
 
-// WithBatchPolicy runs every batch call under p: a retry, a breaker, a
-// timeout, or a composition of them. p guards the batch call, whose result
-// is the batch's results: it must be a Policy[[]Out] for a
-// Batcher[In, Out], and a Policy[[]V] for a Loader[K, V] (not a
-// Policy[map[K]V]); the constructor panics, naming the right type, if it is
-// not.
-//
-// Only a whole-batch error is a failure of the batch call. Items that fail
-// one by one ([ItemErrors], a key a Loader did not find) make a successful
-// batch call: a retry does not send the batch again for them, and a
-// breaker does not count them.
-//
-// WithBatchPolicy panics if p is nil or a nil pointer.
+// WithBatchPolicy runs every batch call under p, a Policy[[]Out] for a
+// Batcher[In, Out] and a Policy[[]V] for a Loader[K, V]. Only a
+// whole-batch error is a failure of the batch call: items that fail one by
+// one ([ItemErrors], a key not found) are not retried nor counted by a
+// breaker. It panics if p is nil, and the constructor if p's type is wrong.
 func WithBatchPolicy[T any](p Policy[T]) BatchOption {
 	if isNil(p) {
 		panic("resilience: WithBatchPolicy: policy is " + nilName(p))

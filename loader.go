@@ -17,21 +17,12 @@ func (e *NotFoundError[K]) Error() string { return fmt.Sprintf("resilience: key 
 // Is reports whether target is ErrNotFound.
 func (e *NotFoundError[K]) Is(target error) bool { return target == ErrNotFound }
 
-// Loader loads values by key in batches, in the manner of DataLoader: each
-// Load asks for one key, and fetch is called once per batch with the
-// distinct keys of many callers. Equal keys in a batch are fetched once
-// and every caller asking for one gets the value. A key missing from
-// fetch's answer gets a *[NotFoundError]. Nothing is cached: a later Load
-// of the same key fetches it again, and errors are never remembered.
-//
-// It is a [Batcher] underneath and takes the same options and gives the
-// same guarantees: each batch runs with a context of its own, a caller
-// whose context ends leaves without hurting others, and Close answers
-// every key accepted. A policy given with [WithBatchPolicy] guards each
-// fetch and is a Policy[[]V]; a key not found is not a failure of the
-// fetch. A Loader reports events as a Batcher does, with component
-// "loader". A Loader is safe for concurrent use. The zero Loader is not
-// usable (its Load panics): use [NewLoader].
+// Loader loads values by key in batches, in the manner of DataLoader:
+// each Load asks for one key, and fetch is called once per batch with the
+// distinct keys of many callers. Nothing is cached: a later Load of the
+// same key fetches it again. It is a [Batcher] underneath, with its
+// options, guarantees and events (component "loader"). A Loader is safe
+// for concurrent use; the zero Loader's Load panics.
 type Loader[K comparable, V any] struct {
 	b *Batcher[K, V]
 }

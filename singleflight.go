@@ -10,19 +10,12 @@ import (
 
 // Singleflight coalesces concurrent calls for the same key: while a call
 // for a key is in flight, further calls for that key wait for it and get
-// its result. It is golang.org/x/sync's singleflight.Group, typed, with a
-// context for every caller. A result is never kept once fn has returned;
-// [Singleflight.Forget] makes the next call for a key call fn even while a
-// call for it is in flight.
-//
-// The shared call belongs to no caller: fn runs with a context derived
-// from context.Background(), with none of the callers' values or deadlines,
-// cancelled once every caller has gone before fn returned. A caller whose
-// context ends returns at once with its context's error; the others wait
-// on. Give fn a deadline of its own (a [Timeout] inside it) when a call
-// nobody waits for should not run on. A panic or runtime.Goexit in fn
-// reaches every caller as a *[PanicError] (see the package doc's Panics
-// section). It is safe for concurrent use; its zero value is ready to use.
+// its result, as golang.org/x/sync's singleflight.Group does, typed, with a
+// context for every caller. The shared call belongs to no caller: fn's
+// context carries none of their values or deadlines, and is cancelled once
+// every caller has gone. A panic in fn reaches every caller as a
+// *[PanicError]. A Singleflight is safe for concurrent use; its zero value
+// is ready to use.
 type Singleflight[K comparable, T any] struct {
 	singleflightConfig
 	discard func(T)
@@ -32,11 +25,8 @@ type Singleflight[K comparable, T any] struct {
 }
 
 // NewSingleflight returns a Singleflight for calls that return a T, keyed
-// by a K. It accepts [WithObserver] and [WithName] (and [WithClock], which
-// changes nothing: it waits for no time of its own) and [WithDiscard] for
-// the results of calls that every caller left before fn returned. With an
-// observer it reports only such calls: a panic in one as an
-// [EventLatePanic], a result handed to the WithDiscard hook as an
+// by a K. With an observer it reports only calls every caller left: a panic
+// as an [EventLatePanic], a result handed to [WithDiscard]'s hook as an
 // [EventDiscarded]. It panics if an option is nil or invalid.
 func NewSingleflight[K comparable, T any](opts ...SingleflightOption) *Singleflight[K, T] {
 	s := &Singleflight[K, T]{}
@@ -90,10 +80,9 @@ type ownRun[K comparable, T any] struct {
 }
 
 // Do calls fn and returns its result, unless a call for key is in flight
-// already: Do then waits for that call and returns its result, and fn is
-// not called. When ctx ends first, Do returns the zero T and ctx's error
-// at once, and the call goes on for the callers still waiting. See
-// [Singleflight] for fn's context and for panics. Do panics if fn is nil.
+// already: Do then waits for that call's result instead. When ctx ends
+// first, Do returns ctx's error at once, and the call goes on for the
+// others. Do panics if fn is nil.
 func (s *Singleflight[K, T]) Do(ctx context.Context, key K, fn func(ctx context.Context) (T, error)) (T, error) {
 	if fn == nil {
 		panic("resilience: Singleflight.Do: fn is nil")
@@ -102,27 +91,19 @@ func (s *Singleflight[K, T]) Do(ctx context.Context, key K, fn func(ctx context.
 }
 
 // Forget makes the next call for key call fn, even while a call for key is
-// in flight; the callers of that call still get its result. As
-// singleflight.Group's Forget, it serves a caller who knows the result
-// being made is stale already.
+// in flight; the callers of that call still get its result.
 func (s *Singleflight[K, T]) Forget(key K) {
 	s.mu.Lock()
 	delete(s.calls, key)
 	s.mu.Unlock()
 }
 
-// Policy returns s as a [Policy]: a call goes through with the key keyOf
-// finds in its context, coalesced with the calls in flight for that key
-// as [Singleflight.Do] does it; a call for which keyOf reports false goes
-// through alone. The layers within the policy in a [Compose] run once for
-// all the callers of a shared call, on its context (see [Singleflight]),
-// with the fn of the caller who started it; the layers outside run for
-// each caller. Put the policy outside the retries, so that one retry loop
-// serves every caller:
-//
-//	Compose(sf.Policy(keyOf), Timeout[T](d), Retry[T](), Guarded[T](breaker))
-//
-// Its Execute panics if fn is nil. Policy panics if keyOf is nil.
+// Policy returns s as a [Policy] that coalesces a call with the calls in
+// flight for the key keyOf finds in its context (a call for which keyOf
+// reports false goes through alone). The layers within it in a [Compose]
+// run once for all the callers, with the fn of the first; put it outside
+// the retries. Its Execute panics if fn is nil. Policy panics if keyOf is
+// nil.
 func (s *Singleflight[K, T]) Policy(keyOf func(ctx context.Context) (key K, ok bool)) Policy[T] {
 	if keyOf == nil {
 		panic("resilience: Singleflight.Policy: keyOf is nil")
