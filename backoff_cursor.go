@@ -33,7 +33,7 @@ func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
 	return c
 }
 
-// CursorOption configures [NewCursor]. [Option] ([WithClock]) is one too.
+// CursorOption configures [NewCursor]; [WithClock] is one.
 type CursorOption interface {
 	applyCursor(*Cursor)
 }
@@ -147,7 +147,7 @@ func Repeat(ctx context.Context, b Backoff, f func(ctx context.Context), opts ..
 	}
 }
 
-// RepeatOption configures [Repeat]. [Option] ([WithClock]) is one too.
+// RepeatOption configures [Repeat]; [WithClock] is one.
 type RepeatOption interface {
 	applyRepeat(*repeatConfig)
 }

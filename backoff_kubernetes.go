@@ -15,11 +15,10 @@ import (
 // Duration, which then grows by Factor (0 keeps it) and, once past Cap (if
 // Cap > 0), becomes Cap and ends the steps; then every wait is the last
 // Duration ({1s, ×2, Steps 3}: 1s, 2s, 4s, 8s, 8s, …). Jitter > 0 adds a
-// uniform [0, Jitter·d), which may pass Cap; a Jitter of 0 means none. It
-// never stops retrying: combine it with [MaxRetries]. The zero value waits
-// 0 every time. Delay panics, and so does every function that takes a
-// Backoff, if Duration is negative, or Factor or Jitter negative, NaN or
-// infinite.
+// uniform [0, Jitter·d), which may pass Cap. It never stops: combine it
+// with [MaxRetries]. The zero value waits 0. Delay panics, and functions
+// that take a Backoff refuse it, if Duration is negative, or Factor or
+// Jitter negative, NaN or infinite.
 type KubernetesBackoff struct {
 	Duration time.Duration
 	Factor   float64

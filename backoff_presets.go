@@ -9,9 +9,8 @@ import (
 )
 
 // Jpillora reproduces github.com/jpillora/backoff: retry n waits
-// min·factor^(n-1), clamped to [min, max]; with jitter, a uniform time in
-// [min, d) instead. Zero arguments take that library's defaults: 100ms,
-// 10s, 2. When min >= max every wait is max. It panics on negative
+// min·factor^(n-1) within [min, max], or with jitter a uniform time in
+// [min, that); zero arguments mean 100ms, 10s and 2. It panics on negative
 // durations or a factor below 1 (other than 0) or not finite.
 func Jpillora(min, max time.Duration, factor float64, jitter bool) Backoff {
 	checkDuration("Jpillora", "min", min)

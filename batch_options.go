@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// BatchOption configures [NewBatcher] and [NewLoader]. [Option]
-// ([WithClock], [WithObserver], [WithName]) is one too.
+// BatchOption configures [NewBatcher] and [NewLoader]; [Option] is one.
 type BatchOption interface {
 	applyBatch(*batchConfig)
 }

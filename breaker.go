@@ -13,13 +13,12 @@ import (
 // Breaker is a circuit breaker: after too many failures it opens and refuses
 // calls at once with a *[BreakerOpenError]; after a cool-down it lets probe
 // calls through (half-open) and closes again when they succeed. It is a
-// [Guard]: one breaker per service, shared by calls of any result type
-// through [Guarded]. By default it opens after 5 consecutive failures and
-// stays open 30s; every error and every panic counts as a failure, but
-// context.Canceled, which counts neither way. Outcomes of calls admitted before a state change are
-// ignored. Its observer gets [EventStateChange], [EventRefused] and
-// [EventCallEnded]. A Breaker is safe for concurrent use; the zero value is
-// not usable.
+// [Guard], one per service. By default it opens after 5 consecutive
+// failures and stays open 30s; every error and panic counts as a failure
+// but context.Canceled, which counts neither way. Outcomes of calls
+// admitted before a state change are ignored. Its observer gets
+// [EventStateChange], [EventRefused] and [EventCallEnded]. A Breaker is
+// safe for concurrent use; the zero value is not usable.
 type Breaker struct {
 	cfg   breakerConfig
 	timed bool      // tickets carry the call's start

@@ -7,8 +7,7 @@ import (
 	"github.com/faf87a20/resilience/internal/window"
 )
 
-// BreakerOption configures [NewBreaker]. [Option] ([WithClock],
-// [WithObserver], [WithName]) is one too.
+// BreakerOption configures [NewBreaker]; an [Option] is one too.
 type BreakerOption interface {
 	applyBreaker(*breakerConfig)
 }
@@ -141,10 +140,9 @@ func WithBreakerCoolDown(d time.Duration) BreakerOption {
 
 // WithBreakerCoolDownBackoff makes the cool-down grow on repeated trips:
 // trip n since the breaker last closed stays open b.Delay(n, previous
-// cool-down); once b stops, the last cool-down is kept. If b panics, the
-// breaker opens for the last cool-down and the panic goes up through the
-// call that tripped it. It panics if b is nil or a [KubernetesBackoff]
-// whose fields have no meaning.
+// cool-down); once b stops, the last cool-down is kept. A panic in b goes
+// up through the call that tripped the breaker. It panics if b is nil or a
+// [KubernetesBackoff] whose fields have no meaning.
 func WithBreakerCoolDownBackoff(b Backoff) BreakerOption {
 	checkBackoff("WithBreakerCoolDownBackoff", b)
 	return breakerOptionFunc(func(c *breakerConfig) { c.growth = b })

@@ -79,8 +79,7 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 	return b
 }
 
-// BulkheadOption configures [NewBulkhead]. [Option] ([WithClock],
-// [WithObserver], [WithName]) is one too.
+// BulkheadOption configures [NewBulkhead]; an [Option] is one too.
 type BulkheadOption interface {
 	applyBulkhead(*bulkheadConfig)
 }

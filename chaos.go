@@ -60,14 +60,12 @@ func ChaosBehavior[T any](f func(ctx context.Context), opts ...ChaosOption) Poli
 }
 
 // ChaosOption configures [ChaosFault], [ChaosLatency], [ChaosOutcome] and
-// [ChaosBehavior]; an [Option] is one too. Each call is injected into if
-// [WithChaosEnabled]'s predicate approves it (by default every call does)
-// and then [WithChaosEvery] or the draw of [WithChaosRate] (by default 1,
-// every enabled call) picks it; other calls go through untouched. An
-// [EventChaos] is reported for each injection, before it takes effect. Put
-// chaos innermost, just around fn (docs/chaos.md says why). The chaos
-// policies are safe for concurrent use; their constructors panic if an
-// option is invalid, and their Execute if fn is nil.
+// [ChaosBehavior]; an [Option] is one too. A call is injected into if
+// [WithChaosEnabled] approves it and [WithChaosEvery] or [WithChaosRate]
+// (by default every call) picks it, and reported as an [EventChaos]; other
+// calls go through untouched. Put chaos innermost, just around fn. The
+// chaos policies are safe for concurrent use; their constructors panic if
+// an option is invalid, and their Execute if fn is nil.
 type ChaosOption interface {
 	applyChaos(*chaosConfig)
 }
@@ -114,12 +112,10 @@ func WithChaosEvery(n int) ChaosOption {
 	return chaosOptionFunc(func(c *chaosConfig) { c.every, c.everyOpt = uint64(n), name })
 }
 
-// WithChaosRand makes a chaos policy draw from r, so that a test sees the
-// same injections on every run: a *rand.Rand of math/rand/v2 with a fixed
-// seed will do, since the policy draws under a lock of its own, in the
-// order calls reach it, and only for enabled calls at a rate strictly
-// between 0 and 1. By default draws come from math/rand/v2's top-level
-// functions. It panics if r is nil.
+// WithChaosRand makes a chaos policy draw from r, which need not be safe
+// for concurrent use, so that a test sees the same injections on every run.
+// By default draws come from math/rand/v2's top-level functions. It panics
+// if r is nil.
 func WithChaosRand(r Rand) ChaosOption {
 	if isNil(r) {
 		panic("resilience: WithChaosRand: rand is " + nilName(r))

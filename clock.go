@@ -9,10 +9,9 @@ import (
 )
 
 // Clock is the time a policy, guard or batcher reads and waits on: every
-// wait the package makes is a deadline context of the clock's. clock.New()
-// and *clock.Mock of github.com/benbjohnson/clock satisfy it as they are;
-// docs/testing-your-code.md adapts a fake clock of another shape. With no
-// clock given, the package uses package time and context directly.
+// wait is a deadline context of the clock's. *clock.Mock of
+// github.com/benbjohnson/clock is one; docs/testing-your-code.md adapts a
+// fake clock of another shape.
 type Clock interface {
 	// Now returns the current time.
 	Now() time.Time

@@ -4,9 +4,8 @@ import "context"
 
 // Compose returns a policy that runs the given policies around each other,
 // the first outermost: Compose(a, b, c).Execute(ctx, fn) is a(b(c(fn))). Nil
-// entries are skipped; a composition given to Compose is spliced in place.
-// The package doc's Composition section gives the usual order. Its Execute
-// panics if fn is nil.
+// entries are skipped; nested compositions are spliced in place. Its
+// Execute panics if fn is nil.
 func Compose[T any](policies ...Policy[T]) Policy[T] {
 	var layers []Policy[T]
 	for _, p := range policies {

@@ -9,8 +9,8 @@
 // Policies, guards and batchers are safe for concurrent use. Build them once
 // and share them: a breaker protects a service only when every call to it
 // goes through the same breaker. Constructors and options panic, naming
-// themselves and the value, on a value that could mean nothing; a nil there
-// includes a nil pointer, function or channel in an interface.
+// the value, on one that could mean nothing (a nil includes a nil pointer,
+// function or channel in an interface).
 //
 // # Policies and guards
 //
@@ -28,9 +28,8 @@
 // # Batching and coalescing
 //
 // A [Batcher] gathers the items of many callers into one call of a batch
-// function and gives each caller its own result; a [Loader] does the same by
-// key, DataLoader-style; a [Singleflight] makes concurrent calls for one key
-// share one call.
+// function; a [Loader] does the same by key, DataLoader-style; a
+// [Singleflight] makes concurrent calls for one key share one call.
 //
 // # Composition
 //
@@ -39,37 +38,33 @@
 //
 //	Compose(Timeout, Retry, Guarded(breaker), Guarded(bulkhead))
 //
-// so that the timeout bounds the whole call including retries and their
-// waits, every attempt is recorded by the breaker (whose refusals tell the
-// retry how long to wait), and a bulkhead slot is held only while fn runs. A
-// Timeout inside the Retry bounds each attempt instead.
+// so that the timeout bounds the whole call, waits included, the breaker
+// records every attempt and tells the retry how long to wait, and a
+// bulkhead slot is held only while fn runs; a Timeout inside the Retry
+// bounds each attempt instead.
 //
 // # Errors
 //
 // Every error the package makes matches one of its Err sentinels with
 // [errors.Is] and keeps its cause reachable, so errors.Is(err,
-// io.ErrUnexpectedEOF) still holds through a retry. Errors with more to say
-// are types: *[RetryError], *[BreakerOpenError], *[RateLimitError],
-// *[ShedError], *[FallbackError], [ItemErrors], *[NotFoundError] and
-// *[PanicError]. When the caller's own context ends, the caller gets the
-// context's error. Errors that say when to try again implement [RetryHint];
+// io.ErrUnexpectedEOF) still holds through a retry; the error types carry
+// more. When the caller's own context ends, the caller gets the context's
+// error. Errors that say when to try again implement [RetryHint];
 // [RetryAfter] reads the hint off any error.
 //
 // # Panics
 //
 // A panic or runtime.Goexit in fn happens to the caller, as though fn had
 // run in the caller's goroutine (as it does, but in a default-mode [Timeout]
-// and in a [Hedge]'s hedges): once every layer on the way has released what
-// it holds, each guard receiving a *[PanicError] as the outcome, the caller
-// panics with the same value, or exits. No policy takes it for a failure:
-// [Retry] does not retry it, [Fallback] does not answer for it. A panic
-// after the caller has gone (a Timeout past its deadline, a losing hedge)
-// reaches the observer as an [EventLatePanic] and is dropped; a result after
-// the deadline is discarded even while the caller is on its way out. The
-// [Batcher], [Loader] and [Singleflight], whose fn serves many callers, give
-// each caller a *PanicError instead; a Singleflight whose first caller's
-// context can never end (its Done is nil) runs fn in that caller's
-// goroutine, which then panics, or exits, by the rule above.
+// and a [Hedge]'s hedges), once every layer on the way has released what it
+// holds, each guard receiving a *[PanicError] as the outcome. No policy
+// takes it for a failure: [Retry] does not retry it, [Fallback] does not
+// answer for it. A panic after the caller has gone (past a Timeout's
+// deadline, in a losing hedge) reaches the observer as an [EventLatePanic]
+// and is dropped. The [Batcher], [Loader] and [Singleflight], whose fn
+// serves many callers, give each caller a *PanicError instead; but a
+// Singleflight whose first caller's context can never end (its Done is nil)
+// runs fn in that caller's goroutine, which panics by the rule above.
 //
 // # Observability
 //
@@ -90,12 +85,11 @@
 // # Testing
 //
 // Every wait and every reading of the time goes through the [Clock] given
-// with [WithClock]; any Clock works, and a *clock.Mock of
-// github.com/benbjohnson/clock is one as it is (the package itself imports
-// nothing but the standard library). Code where goroutines meet real timers
-// can instead run in a testing/synctest bubble, where the real clock is
-// fake. The chaos policies, [ChaosFault], [ChaosLatency], [ChaosOutcome] and
-// [ChaosBehavior], inject failures, delays, answers and side effects
-// innermost in a chain, so that a test shows the policies around them at
-// work before an outage does.
+// with [WithClock]: any Clock works, and a *clock.Mock of
+// github.com/benbjohnson/clock is one (the package itself imports only the
+// standard library). In a testing/synctest bubble the real clock is fake
+// too. The chaos policies ([ChaosFault], [ChaosLatency], [ChaosOutcome],
+// [ChaosBehavior]), innermost in a chain, inject failures, delays, answers
+// and side effects, to show the policies around them at work before an
+// outage does.
 package resilience

@@ -10,14 +10,12 @@ import (
 )
 
 // Hedge returns a policy that cuts the tail of a call's latency: when no
-// result has come after a delay ([WithHedgeQuantile], [WithHedgeDelay]), it
-// starts another attempt, up to [WithHedgeMax], within a budget
-// ([WithHedgeBudget]), and returns the first success or error not to retry
-// ([WithHedgeRetryIf]), or the last error when every attempt failed. The
-// losers' contexts are then cancelled and their results go to the
-// [WithDiscard] hook. The first attempt runs in the caller's goroutine: a
-// default-mode [Timeout] inside the Hedge bounds every attempt. Hedge
-// panics if an option is invalid.
+// result has come after a delay ([WithHedgeQuantile]), it starts another
+// attempt, within [WithHedgeMax] and a budget, and returns the first success
+// or error not to retry, or the last error when every attempt failed; the
+// losers are cancelled and their results go to the [WithDiscard] hook. The
+// first attempt runs in the caller's goroutine: a default-mode [Timeout]
+// inside the Hedge bounds every attempt. It panics if an option is invalid.
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
 	for _, o := range opts {
@@ -43,8 +41,7 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 // histograms holds.
 const hedgeWindow = 1000
 
-// HedgeOption configures [Hedge]; an [Option] and [WithDiscard] are ones
-// too.
+// HedgeOption configures [Hedge]; [Option] and [WithDiscard] are ones.
 type HedgeOption interface {
 	applyHedge(*hedgeConfig)
 }

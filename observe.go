@@ -6,14 +6,12 @@ import (
 	"time"
 )
 
-// Observer receives, as [Event] values, what the components it is given to
-// with [WithObserver] do. An Observer must be safe for concurrent use and
-// ignore kinds it does not know. Observe is called synchronously, outside
-// every lock, in the goroutine of the call the event belongs to and with
-// its context, so it may call the component's methods; a panic in it goes
-// up through that call. Events no caller waits for (a late panic, a hedge's
-// timer, a batch sent) come in a goroutine of their own, where a panic in
-// Observe is recovered and dropped.
+// Observer receives, as [Event] values, what the components given it with
+// [WithObserver] do. It must be safe for concurrent use and ignore kinds it
+// does not know. Observe is called outside every lock, in the goroutine and
+// with the context of the call the event belongs to, so a panic in it goes
+// up through that call; events no caller waits for (a late panic, a batch
+// sent) come in a goroutine of their own, where a panic is dropped.
 type Observer interface {
 	Observe(ctx context.Context, e Event)
 }
@@ -80,70 +78,48 @@ type EventKind uint8
 const (
 	// EventAttemptFailed: an attempt of a Retry failed (Attempt, Err).
 	EventAttemptFailed EventKind = iota + 1
-	// EventRetry: a Retry will make another attempt after Wait (Attempt is
-	// the attempt that failed, Err its error).
+	// EventRetry: a Retry will try again after Wait (Attempt failed, Err).
 	EventRetry
-	// EventGiveUp: a Retry makes no further attempt (Attempt, Err the last
-	// error, Reason why: ErrRetriesExhausted, ErrRetryBudgetExhausted, the
-	// context's error).
+	// EventGiveUp: a Retry makes no further attempt (Attempt, Err, Reason).
 	EventGiveUp
-	// EventTimeout: a Timeout's deadline passed before fn returned (Wait is
-	// the timeout).
+	// EventTimeout: a Timeout's deadline passed first (Wait, the timeout).
 	EventTimeout
 	// EventStateChange: a Breaker changed state (From, To).
 	EventStateChange
-	// EventRefused: a guard refused a call (Err is the refusal, Wait its
-	// retry hint, 0 for none).
+	// EventRefused: a guard refused a call (Err, Wait its retry hint).
 	EventRefused
-	// EventWaitStarted: a call began to wait for a guard (a bulkhead slot,
-	// rate limiter tokens).
+	// EventWaitStarted: a call began to wait for a guard.
 	EventWaitStarted
-	// EventWaitEnded: a wait for a guard ended (Wait is how long it took,
-	// Err nil when the call was admitted).
+	// EventWaitEnded: a wait for a guard ended (Wait, Err nil if admitted).
 	EventWaitEnded
-	// EventBatchSent: a Batcher's batch call returned (Size, Duration, Err
-	// the batch's error).
+	// EventBatchSent: a Batcher's batch call returned (Size, Duration, Err).
 	EventBatchSent
-	// EventLatePanic: fn panicked after its caller stopped waiting for it
-	// (Panic).
+	// EventLatePanic: fn panicked after its caller had gone (Panic).
 	EventLatePanic
-	// EventDiscarded: a result was obtained and not returned, and was handed
-	// to the WithDiscard hook (Attempt, Err).
+	// EventDiscarded: a result went to the WithDiscard hook (Attempt, Err).
 	EventDiscarded
-	// EventCallEnded: a call through the component ended (Err, Attempt,
-	// Duration). Only for an [OutcomeObserver] that asked for it.
+	// EventCallEnded: a call ended (Err, Attempt, Duration), reported only
+	// to an [OutcomeObserver] that asked.
 	EventCallEnded
-	// EventFallback: a Fallback answers for a failed call (Err, the call's
-	// error).
+	// EventFallback: a Fallback answers for a failed call (Err).
 	EventFallback
-	// EventHedge: a Hedge started another attempt (Attempt, from 2; Wait,
-	// the delay it waited for).
+	// EventHedge: a Hedge started another attempt (Attempt, Wait).
 	EventHedge
-	// EventDegraded: a limiter that keeps its state elsewhere (a shared
-	// limiter on Redis) could not reach it and answers without it from now
-	// on (Err, the error that made it give up).
+	// EventDegraded: a limiter that keeps its state elsewhere (on Redis)
+	// answers without it from now on (Err).
 	EventDegraded
-	// EventRecovered: a degraded limiter reached its store again and
-	// answers from it once more (Duration, how long it was degraded).
+	// EventRecovered: a degraded limiter reached its store again (Duration).
 	EventRecovered
-	// EventExhausted: a [RetryBudget] (a quota, a throttle or a budget)
-	// refused a retry after allowing the one asked for before it: it has
-	// run out, and refuses retries until successes refill it (Attempt, the
-	// attempt whose retry it refused; Err, ErrRetryBudgetExhausted). Each
-	// refusal is an EventRefused as well; this one comes once per change.
+	// EventExhausted: a [RetryBudget] refused a retry after allowing the one
+	// before it (Attempt, Err); each refusal is an EventRefused as well.
 	EventExhausted
 	// EventReplenished: an exhausted [RetryBudget] allowed a retry again
-	// (Attempt, the attempt whose retry it allowed; Duration, how long it
-	// refused retries).
+	// (Attempt, Duration).
 	EventReplenished
 	// EventLimitChanged: an [AdaptiveLimiter] moved its limit (Attempt, the
-	// limit before; Size, the limit after; Reason, why: "latency", "drops",
-	// "probe" when it halves the limit to measure the no-load latency,
-	// "probe-ended" when it restores it).
+	// limit before; Size, after; Reason, why).
 	EventLimitChanged
-	// EventChaos: a chaos policy injected something into a call (Component
-	// says what: "chaos-fault" with Err, "chaos-latency" with Wait,
-	// "chaos-outcome", "chaos-behavior").
+	// EventChaos: a chaos policy injected into a call (Component says what).
 	EventChaos
 )
 
@@ -184,12 +160,11 @@ func (k EventKind) known() bool {
 }
 
 // Event is one thing a component did. Which fields are set depends on the
-// kind; the others are zero.
+// kind (docs/observability.md lists them); the others are zero.
 type Event struct {
 	// Kind says what happened.
 	Kind EventKind
-	// Component is the kind of component that reported it: "retry",
-	// "timeout", "breaker", "bulkhead", "budget", "batcher", and so on.
+	// Component is the kind of component that reported it: "retry".
 	Component string
 	// Name is the component's name, from WithName.
 	Name string
@@ -197,10 +172,10 @@ type Event struct {
 	Attempt int
 	// Err is the error the event is about.
 	Err error
-	// Reason says why a Retry gave up.
+	// Reason says why a Retry gave up (ErrRetriesExhausted,
+	// ErrRetryBudgetExhausted or the context's error).
 	Reason error
-	// Wait is a wait: before a retry, a retry hint, a timeout, or the time
-	// a call waited for a guard.
+	// Wait is a wait, a retry hint or a timeout.
 	Wait time.Duration
 	// Duration is how long a batch or a call took.
 	Duration time.Duration

@@ -6,10 +6,9 @@ import (
 )
 
 // MultiObserver returns an observer that hands each event to every one of
-// observers, in order, as io.MultiWriter does with writes. It asks for
-// outcomes when any of them does, and hands [EventCallEnded] only to those
-// that asked. A panic in one stops the event there. It panics if an
-// observer is nil.
+// observers in order. It asks for [EventCallEnded] when one of them does,
+// and hands it only to those. A panic in one stops the event there. It
+// panics if an observer is nil.
 func MultiObserver(observers ...Observer) Observer {
 	m := &multiObserver{all: make([]multiMember, len(observers))}
 	for i, o := range observers {

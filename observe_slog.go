@@ -14,9 +14,9 @@ import (
 //	Info   retry, timeout, fallback, replenished, and kinds it does not know
 //	Debug  attempt-failed, refused, wait-started, wait-ended, batch-sent, discarded, hedge
 //
-// A give-up for [ErrRetryBudgetExhausted] logs at the level of refused.
-// [WithSlogLevel] changes a kind's level. A SlogObserver is safe for
-// concurrent use; its zero value logs every event at Info to slog.Default().
+// ([WithSlogLevel] changes them; a give-up for [ErrRetryBudgetExhausted]
+// logs at refused's.) It is safe for concurrent use; its zero value logs
+// every event at Info to slog.Default().
 type SlogObserver struct {
 	logger   *slog.Logger // nil: slog.Default() at each event
 	levels   [len(eventKindNames)]slog.Level

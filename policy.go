@@ -152,13 +152,12 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 // [Timeout], [Hedge] and [NewSingleflight].
 type DiscardOption struct{ f any }
 
-// WithDiscard sets a hook for results a policy obtained with a nil error and
-// does not return: one [WithRetryIfResult] rejected, once the retry decides
-// to wait; a [Timeout]'s fn's after the deadline; a losing [Hedge]
-// attempt's; a [Singleflight] call's that every caller left. f is called
-// exactly once for each, and the caller never waits for it: the place to
-// close an *http.Response. It panics if f is nil, and the policy if T is
-// not its result type.
+// WithDiscard sets a hook, called exactly once, never waited for, for each
+// result a policy obtained with a nil error and does not return: one
+// [WithRetryIfResult] rejected, a [Timeout]'s fn's after the deadline, a
+// losing [Hedge] attempt's, a [Singleflight] call's that every caller
+// left. Close an *http.Response there. It panics if f is nil, and the
+// policy if T is not its result type.
 func WithDiscard[T any](f func(result T)) DiscardOption {
 	if f == nil {
 		panic("resilience: WithDiscard: hook is nil")

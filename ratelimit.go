@@ -92,8 +92,8 @@ func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimit
 	return &RateLimiter{limits: newLimits("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}
 }
 
-// RateLimitOption configures [NewRateLimiter] and [NewKeyedRateLimiter].
-// [Option] ([WithClock], [WithObserver], [WithName]) is one too.
+// RateLimitOption configures [NewRateLimiter] and [NewKeyedRateLimiter];
+// an [Option] is one too.
 type RateLimitOption interface {
 	applyRateLimit(*rateLimitConfig)
 	KeyedRateLimitOption

@@ -29,47 +29,37 @@ func Do[T any](ctx context.Context, p Policy[T], fn Func[T]) (T, error) {
 // that carry more match them too.
 var (
 	// ErrTimeout is returned by [Timeout] when its deadline passes before fn
-	// returns. It also matches context.DeadlineExceeded, so code that checks
-	// for a context deadline keeps working. It is the cause (see
-	// [context.Cause]) of the context handed to fn, whatever the clock.
+	// returns. It also matches context.DeadlineExceeded.
 	ErrTimeout error = timeoutSentinel{}
 
-	// ErrRetriesExhausted is the reason a [Retry] gave up when every attempt
-	// allowed has been made, its backoff stopped, or its time ran out; the
-	// last attempt's error stays reachable (see [RetryError]).
+	// ErrRetriesExhausted is the reason a [Retry] gave up when its attempts,
+	// its backoff or its time ran out.
 	ErrRetriesExhausted = errors.New("resilience: retries exhausted")
 
-	// ErrRetryBudgetExhausted is the reason (see [RetryError]) a retry was
-	// not made because its [RetryBudget] refused it: a shared quota, budget
-	// or throttle, or the retry quota a [Retry] keeps of its own.
+	// ErrRetryBudgetExhausted is the reason a [Retry] gave up when its
+	// [RetryBudget], or its own quota, refused a retry.
 	ErrRetryBudgetExhausted = errors.New("resilience: retry budget exhausted")
 
-	// ErrBreakerOpen is returned by a [Breaker] that refuses a call because it
-	// is open, or half-open with every probe slot taken. The error is a
-	// *[BreakerOpenError] with a retry hint.
+	// ErrBreakerOpen is matched by the *[BreakerOpenError] of a [Breaker]
+	// that is open, or half-open with every probe slot taken.
 	ErrBreakerOpen = errors.New("resilience: circuit breaker open")
 
-	// ErrBulkheadFull is returned by a [Bulkhead] that has no free slot and
-	// cannot (or may no longer) wait for one.
+	// ErrBulkheadFull is returned by a [Bulkhead] with no slot to give.
 	ErrBulkheadFull = errors.New("resilience: bulkhead full")
 
-	// ErrBatcherClosed is returned by a [Batcher] or [Loader] for items
-	// given to it after Close has begun.
+	// ErrBatcherClosed is returned by a [Batcher] or [Loader] after Close.
 	ErrBatcherClosed = errors.New("resilience: batcher closed")
 
-	// ErrBatchResults is matched by the error every caller of a batch gets
-	// when the batch function returned a number of results other than the
-	// number of items.
+	// ErrBatchResults is matched by the error of every caller of a batch
+	// whose function returned a wrong number of results.
 	ErrBatchResults = errors.New("resilience: batch returned a wrong number of results")
 
-	// ErrRateLimited is matched by the error of a call a [RateLimiter] or a
-	// [KeyedRateLimiter] refused: its tokens were not there and it could not
-	// (or might not) wait for them. The error is a *[RateLimitError] with a
-	// retry hint.
+	// ErrRateLimited is matched by the *[RateLimitError] of a call a
+	// [RateLimiter] or [KeyedRateLimiter] refused.
 	ErrRateLimited = errors.New("resilience: rate limited")
 
-	// ErrNotFound is matched by the error a [Loader] returns for a key its
-	// fetch function gave no value for (a *[NotFoundError]).
+	// ErrNotFound is matched by the *[NotFoundError] of a [Loader]'s key
+	// that fetch gave no value for.
 	ErrNotFound = errors.New("resilience: not found")
 )
 

@@ -8,15 +8,13 @@ import (
 	"time"
 )
 
-// Retry returns a policy that calls fn again when it fails, waiting between
-// attempts as a [Backoff] says, until an attempt succeeds, the error is one
-// not to retry, or the attempts, the time allowed, the retry budget or the
-// caller's context run out. By default it makes 3 attempts, retries every
-// error, and draws retries from a quota of its own, [NewRetryQuota](40),
-// shared by every call: build a Retry once. When it gives up, the error is
-// a *[RetryError]; an error not to retry ([WithRetryOn], [WithAbortOn] or
-// [WithRetryIf] says which; given two, Retry panics) is returned as it is.
-// Retry panics if an option is invalid; Execute panics if fn is nil.
+// Retry returns a policy that calls fn again when it fails, waiting as a
+// [Backoff] says, until an attempt succeeds, the error is one not to retry
+// (returned as it is), or the attempts, the time, the retry budget or the
+// caller's context run out (a *[RetryError]). By default it makes 3
+// attempts, retries every error, and draws retries from a quota of its own,
+// [NewRetryQuota](40), shared by every call: build a Retry once. Retry
+// panics if an option is invalid; Execute panics if fn is nil.
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {
@@ -58,8 +56,7 @@ func defaultRetryBackoff() Backoff {
 	return defaultBackoff.b
 }
 
-// RetryOption configures [Retry]; an [Option] and [WithDiscard] are ones
-// too.
+// RetryOption configures [Retry]; [Option] and [WithDiscard] are ones.
 type RetryOption interface {
 	applyRetry(*retryConfig)
 }
@@ -165,7 +162,8 @@ func checkErrs(fn string, errs []error) {
 }
 
 // WithRetryIf retries an error when f returns true and returns it at once
-// when f returns false. It panics if f is nil.
+// when f returns false. It panics if f is nil; [Retry] panics if given two
+// of [WithRetryOn], [WithAbortOn] and WithRetryIf.
 func WithRetryIf(f func(err error) bool) RetryOption {
 	if f == nil {
 		panic("resilience: WithRetryIf: predicate is nil")
@@ -209,9 +207,8 @@ type RetryError struct {
 	// Last is the last attempt's error; nil when its result was rejected by
 	// WithRetryIfResult.
 	Last error
-	// Reason is ErrRetriesExhausted (attempts, backoff or time limit spent),
-	// ErrRetryBudgetExhausted (the retry quota, throttle or budget refused
-	// the retry), or the caller's context's error.
+	// Reason is ErrRetriesExhausted, ErrRetryBudgetExhausted or the
+	// caller's context's error.
 	Reason error
 }
 

@@ -90,12 +90,11 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 	return b
 }
 
-// NewRetryThrottle returns gRPC's retry throttle: it starts with tokens
-// tokens, loses one with every attempt that fails and would be retried,
-// gains ratio with every success (up to tokens), and allows a retry only
-// while more than tokens/2 remain. Errors a [Retry] does not retry neither
-// drain nor refill it. It panics if tokens is not in [3, 1000000000], if
-// ratio is not in [0.000001, 1000], or if an option is invalid.
+// NewRetryThrottle returns gRPC's retry throttle: tokens tokens, less one
+// for every attempt that fails and would be retried, plus ratio for every
+// success (up to tokens); it allows a retry while more than tokens/2
+// remain. It panics if tokens is not in [3, 1000000000], if ratio is not in
+// [0.000001, 1000], or if an option is invalid.
 func NewRetryThrottle(tokens int, ratio float64, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryThrottle"
 	if tokens < 3 || tokens > maxBudgetSize {

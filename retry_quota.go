@@ -6,12 +6,11 @@ import (
 	"fmt"
 )
 
-// NewRetryQuota returns the AWS SDKs' retry quota: capacity tokens, full at
-// the start, from which a retry takes [WithQuotaCost] or, after a timeout,
-// [WithQuotaTimeoutCost]; a first-attempt success gives back
-// [WithQuotaIncrement], a retry that succeeds what it took, and a retry the
-// quota cannot pay for is not made. It panics if capacity is not in [1,
-// 1000000000], if either cost is more than capacity, or if an option is
+// NewRetryQuota returns the AWS SDKs' retry quota: capacity tokens, from
+// which a retry takes [WithQuotaCost] ([WithQuotaTimeoutCost] after a
+// timeout), that a first-attempt success refills by [WithQuotaIncrement]
+// and a successful retry by what it took. It panics if capacity is not in
+// [1, 1000000000], if a cost is more than capacity, or if an option is
 // invalid.
 func NewRetryQuota(capacity int, opts ...RetryBudgetOption) *RetryBudget {
 	const fn = "NewRetryQuota"

@@ -11,11 +11,10 @@ import (
 // Singleflight coalesces concurrent calls for the same key: while a call
 // for a key is in flight, further calls for that key wait for it and get
 // its result, as golang.org/x/sync's singleflight.Group does, typed, with a
-// context for every caller. The shared call belongs to no caller: fn's
-// context carries none of their values or deadlines, and is cancelled once
-// every caller has gone. A panic in fn reaches every caller as a
-// *[PanicError]. A Singleflight is safe for concurrent use; its zero value
-// is ready to use.
+// context for every caller. fn's context carries none of the callers'
+// values or deadlines, and is cancelled once every caller has gone. A panic
+// in fn reaches every caller as a *[PanicError]. A Singleflight is safe for
+// concurrent use; its zero value is ready to use.
 type Singleflight[K comparable, T any] struct {
 	singleflightConfig
 	discard func(T)
@@ -38,8 +37,8 @@ func NewSingleflight[K comparable, T any](opts ...SingleflightOption) *Singlefli
 	return s
 }
 
-// SingleflightOption configures [NewSingleflight]. [Option]
-// ([WithObserver], [WithName], [WithClock]) and [WithDiscard] are ones.
+// SingleflightOption configures [NewSingleflight]; [Option] and
+// [WithDiscard] are ones.
 type SingleflightOption interface {
 	applySingleflight(*singleflightConfig)
 }

@@ -8,15 +8,13 @@ import (
 	"time"
 )
 
-// Timeout returns a policy that gives fn at most d to return (0: no
-// timeout). When the deadline passes first, Execute returns [ErrTimeout],
-// which fn's context carries as its cause; when the caller's context ends
-// first, the caller's error. Once fn's context has ended the outcome is an
-// error whatever fn returns, and a late result goes to the [WithDiscard]
-// hook. By default Execute returns at the deadline even when fn ignores its
-// context: fn runs on another goroutine until it returns
-// ([WithTimeoutCooperative] runs it in the caller's). Timeout panics if d is
-// negative, and Execute if fn is nil.
+// Timeout returns a policy that gives fn at most d (0: no timeout). When the
+// deadline passes first, Execute returns [ErrTimeout], the cause of fn's
+// context; when the caller's context ends first, its error; a result fn
+// returns after that goes to the [WithDiscard] hook. By default Execute
+// returns at the deadline even when fn ignores its context, fn running on
+// another goroutine until it returns (see [WithTimeoutCooperative]).
+// Timeout panics if d is negative, and Execute if fn is nil.
 func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: Timeout: duration must not be negative, got %v", d))
@@ -31,8 +29,7 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	return t
 }
 
-// TimeoutOption configures [Timeout]; an [Option] and [WithDiscard] are
-// ones too.
+// TimeoutOption configures [Timeout]; [Option] and [WithDiscard] are ones.
 type TimeoutOption interface {
 	applyTimeout(*timeoutConfig)
 }
