@@ -8,12 +8,11 @@ import (
 
 // Batcher turns many single calls into batch calls: each Do hands over one
 // item and gets its own result, while fn is called once per batch with the
-// items of many callers. A batch is sent when it is full or its first item
-// has waited long enough (see the options). A batch runs with a context of
-// the batcher's own, never a caller's; a caller whose context ends leaves
-// its batch if not yet sent. Every item accepted is answered exactly once.
-// Its observer gets [EventBatchSent] and [EventCallEnded]. A Batcher is
-// safe for concurrent use; the zero Batcher's Do panics.
+// items of many callers, once a batch is full or has waited long enough. A
+// batch runs with a context of the batcher's own; a caller whose context
+// ends leaves its batch if not yet sent. Every item accepted is answered
+// exactly once. Its observer gets [EventBatchSent] and [EventCallEnded]. A
+// Batcher is safe for concurrent use; the zero Batcher's Do panics.
 type Batcher[In, Out any] struct {
 	fn        func(ctx context.Context, batch []In) ([]Out, error)
 	cfg       batchConfig

@@ -7,7 +7,8 @@ import (
 	"time"
 )
 
-// BatchOption configures [NewBatcher] and [NewLoader]; [Option] is one.
+// BatchOption configures [NewBatcher] and [NewLoader]; an [Option] is one
+// too.
 type BatchOption interface {
 	applyBatch(*batchConfig)
 }

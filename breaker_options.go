@@ -73,9 +73,9 @@ func WithBreakerFailureExpiry(d time.Duration) BreakerOption {
 	return breakerOptionFunc(func(c *breakerConfig) { c.expiry = d })
 }
 
-// WithBreakerFailureRate also opens the breaker when, among the outcomes of
-// the last calls calls, at least minCalls, the share of failures reaches
-// rate. It replaces a [WithBreakerFailureRateWindow] given before it. It
+// WithBreakerFailureRate also opens the breaker when the failures among the
+// last calls outcomes reach the share rate, once minCalls are counted. It
+// replaces a [WithBreakerFailureRateWindow] given before it. It
 // panics unless 0 < rate <= 1, 1 <= calls <= 1,000,000 and
 // 1 <= minCalls <= calls.
 func WithBreakerFailureRate(rate float64, minCalls, calls int) BreakerOption {

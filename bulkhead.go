@@ -13,8 +13,7 @@ import (
 // cannot take every goroutine of the caller with it. It is a [Guard], and
 // Acquire, TryAcquire and Release make it a counting semaphore. A call that
 // finds every slot taken is refused at once with [ErrBulkheadFull], unless
-// [WithBulkheadWait] lets it wait. Its observer gets [EventRefused],
-// [EventWaitStarted] and [EventWaitEnded] around each wait, and
+// [WithBulkheadWait] lets it wait. Its observer gets refusals, waits and
 // [EventCallEnded]; TryAcquire and Release report nothing. A Bulkhead is
 // safe for concurrent use; the zero Bulkhead refuses every call.
 type Bulkhead struct {

@@ -84,8 +84,8 @@
 //
 // # Testing
 //
-// Every wait and every reading of the time goes through the [Clock] given
-// with [WithClock]: any Clock works, and a *clock.Mock of
+// Every wait and reading of the time that a call depends on goes through
+// the [Clock] given with [WithClock]: any Clock works, and a *clock.Mock of
 // github.com/benbjohnson/clock is one (the package itself imports only the
 // standard library). In a testing/synctest bubble the real clock is fake
 // too. The chaos policies ([ChaosFault], [ChaosLatency], [ChaosOutcome],

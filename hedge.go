@@ -41,7 +41,7 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 // histograms holds.
 const hedgeWindow = 1000
 
-// HedgeOption configures [Hedge]; [Option] and [WithDiscard] are ones.
+// HedgeOption configures [Hedge]; an [Option] or [WithDiscard] is one too.
 type HedgeOption interface {
 	applyHedge(*hedgeConfig)
 }

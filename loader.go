@@ -17,12 +17,11 @@ func (e *NotFoundError[K]) Error() string { return fmt.Sprintf("resilience: key 
 // Is reports whether target is ErrNotFound.
 func (e *NotFoundError[K]) Is(target error) bool { return target == ErrNotFound }
 
-// Loader loads values by key in batches, in the manner of DataLoader:
-// each Load asks for one key, and fetch is called once per batch with the
-// distinct keys of many callers. Nothing is cached: a later Load of the
-// same key fetches it again. It is a [Batcher] underneath, with its
-// options, guarantees and events (component "loader"). A Loader is safe
-// for concurrent use; the zero Loader's Load panics.
+// Loader loads values by key in batches, as DataLoader does: fetch is
+// called once per batch with the distinct keys of many callers' Loads.
+// Nothing is cached. It is a [Batcher] underneath, with its options,
+// guarantees and events (component "loader"). A Loader is safe for
+// concurrent use; the zero Loader's Load panics.
 type Loader[K comparable, V any] struct {
 	b *Batcher[K, V]
 }

@@ -56,7 +56,7 @@ func defaultRetryBackoff() Backoff {
 	return defaultBackoff.b
 }
 
-// RetryOption configures [Retry]; [Option] and [WithDiscard] are ones.
+// RetryOption configures [Retry]; an [Option] or [WithDiscard] is one too.
 type RetryOption interface {
 	applyRetry(*retryConfig)
 }

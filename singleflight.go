@@ -37,8 +37,8 @@ func NewSingleflight[K comparable, T any](opts ...SingleflightOption) *Singlefli
 	return s
 }
 
-// SingleflightOption configures [NewSingleflight]; [Option] and
-// [WithDiscard] are ones.
+// SingleflightOption configures [NewSingleflight]; an [Option] or
+// [WithDiscard] is one too.
 type SingleflightOption interface {
 	applySingleflight(*singleflightConfig)
 }

@@ -29,7 +29,8 @@ func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
 	return t
 }
 
-// TimeoutOption configures [Timeout]; [Option] and [WithDiscard] are ones.
+// TimeoutOption configures [Timeout]; an [Option] or [WithDiscard] is one
+// too.
 type TimeoutOption interface {
 	applyTimeout(*timeoutConfig)
 }
