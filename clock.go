@@ -33,8 +33,8 @@ type Clock interface {
 // [NewCursor], [Repeat], [NewAdaptiveLimiter], [NewAdaptiveThrottler],
 // the chaos policies ([ChaosOption]) and [NewSingleflight] all accept:
 // [WithClock], [WithObserver] and
-// [WithName]. [NewSlogObserver] accepts none: an observer is not itself
-// observed.
+// [WithName]. [NewRegistry] accepts [WithClock] alone. [NewSlogObserver]
+// accepts none: an observer is not itself observed.
 type Option struct{ set func(*common) }
 
 // common is the configuration every constructor shares; each component's
