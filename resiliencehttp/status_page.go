@@ -101,7 +101,7 @@ func breakerDetails(b *resilience.BreakerSnapshot) string {
 	case b.Isolated:
 		parts = append(parts, "isolated until reset")
 	case b.HalfOpenIn > 0:
-		parts = append(parts, "half-open in "+b.HalfOpenIn.Round(time.Millisecond).String())
+		parts = append(parts, "half-open in "+roughly(b.HalfOpenIn))
 	case b.Probes > 0:
 		parts = append(parts, plural(b.Probes, "probe")+" in flight")
 	}
@@ -118,6 +118,14 @@ func keyedDetails(k *resilience.KeyedRateLimiterSnapshot) string {
 		top[i] = kr.Key + " (" + strconv.FormatInt(kr.Refusals, 10) + ")"
 	}
 	return out + "; most refused: " + strings.Join(top, ", ")
+}
+
+// roughly rounds d for a reader: to the second from a second up.
+func roughly(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Millisecond).String()
 }
 
 // number writes f with at most two decimals, and a rate past any count
