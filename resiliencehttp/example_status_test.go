@@ -3,6 +3,7 @@ package resiliencehttp_test
 import (
 	"encoding/json"
 	"fmt"
+	"log"
 	"net/http"
 	"net/http/httptest"
 
@@ -38,4 +39,31 @@ func ExampleStatusHandler() {
 	}
 	// Output:
 	// payments open critical closed → open
+}
+
+// Example_seeYourGuardsLive is the README's recipe.
+func Example_seeYourGuardsLive() {
+	admin := http.NewServeMux()
+
+	// Register each guard under a name; as its observer, the registry keeps
+	// its recent events too.
+	reg := resilience.DefaultRegistry()
+	payments := resilience.NewBreaker(resilience.WithName("payments"), resilience.WithObserver(reg))
+	if err := reg.Register("payments", payments); err != nil {
+		log.Fatal(err)
+	}
+	// Behind the admin authentication, as net/http/pprof would be.
+	admin.Handle("/debug/resilience/", http.StripPrefix("/debug/resilience", resiliencehttp.StatusHandler(reg)))
+
+	defer reg.Unregister("payments")
+	srv := httptest.NewServer(admin)
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/debug/resilience/")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	fmt.Println(resp.Status, resp.Header.Get("Content-Type"))
+	// Output:
+	// 200 OK text/html; charset=utf-8
 }
