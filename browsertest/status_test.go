@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -166,8 +167,11 @@ func TestStatusPageShowsATripWithoutReload(t *testing.T) {
 		t.Error("the page was reloaded")
 	}
 	events := run(t, ctx, chromedp.Text(chromedp.CSS(row+" details summary")))
-	if want := "closed → open"; !bytes.Contains([]byte(events), []byte(want)) {
+	if want := "closed → open"; !strings.Contains(events, want) {
 		t.Errorf("events = %q, want %q in it", events, want)
+	}
+	if title, want := run(t, ctx, chromedp.Title()), "Guards: 1 critical, 0 warning"; title != want {
+		t.Errorf("title = %q, want %q", title, want)
 	}
 
 	// Names and errors are text: no markup of theirs became elements,

@@ -74,6 +74,7 @@ type statusHandler struct {
 func (h *statusHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr := w.Header()
 	hdr.Set("Cache-Control", "no-store")
+	hdr.Set("Vary", "Accept")
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	switch {
