@@ -228,6 +228,14 @@ func TestRegistryEvents(t *testing.T) {
 		Time: t0, First: t0, Count: 1, Kind: "state-change", Component: "breaker", Text: "closed → open",
 	}, s.Events[1])
 
+	// A record put in words is kept, and put in words again once it moves.
+	mock.Add(time.Second)
+	_, _ = br.Enter(ctx)
+	s, _ = reg.Snapshot("db")
+	assert.Equal(t, 4, s.Events[0].Count)
+	assert.Equal(t, t0.Add(4*time.Second), s.Events[0].Time)
+	assert.Equal(t, "refused: resilience: circuit breaker open (wait 26.001s)", s.Events[0].Text)
+
 	// The ring keeps the newest 3; state changes are each kept.
 	br.Reset()
 	br.Trip()
@@ -283,8 +291,9 @@ func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
 	assert.Equal(t, []resilience.KeyRefusal{{Key: "2000", Refusals: 1}}, s.KeyedRateLimiter.TopRefused)
 }
 
-// TestRegistryDoesNotTouchTheHotPath: a registered guard's calls, and the
-// registry's observer, allocate nothing.
+// TestRegistryDoesNotTouchTheHotPath: a registered guard's calls, a keyed
+// limiter's refusals that count their key, and the registry's observer
+// allocate nothing.
 func TestRegistryDoesNotTouchTheHotPath(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -295,6 +304,10 @@ func TestRegistryDoesNotTouchTheHotPath(t *testing.T) {
 	keyed := resilience.NewKeyedRateLimiter[string](1e9, 1000)
 	require.NoError(t, reg.Register("b", br))
 	require.NoError(t, reg.Register("k", keyed))
+	spent := resilience.NewKeyedRateLimiter[string](1, 1)
+	require.NoError(t, reg.Register("spent", spent))
+	spent.Allow("ann")
+	spent.Allow("ann") // the first refusal of its part of the table makes the part's top
 	p := resilience.Guarded[int](br)
 	ev := resilience.Event{Kind: resilience.EventRefused, Component: "breaker", Name: "b", Err: resilience.ErrBreakerOpen}
 	tests := []struct {
@@ -303,6 +316,7 @@ func TestRegistryDoesNotTouchTheHotPath(t *testing.T) {
 	}{
 		{"registered breaker, success", func() { _, _ = p.Execute(ctx, okFunc) }},
 		{"registered keyed limiter, admitted", func() { keyed.Allow("ann") }},
+		{"registered keyed limiter, refused", func() { spent.Allow("ann") }},
 		{"registry observes an event", func() { reg.Observe(ctx, ev) }},
 	}
 	for _, tc := range tests {
