@@ -56,6 +56,9 @@ type BreakerMetrics struct {
 	FailureRate         float64 // WindowFailures / WindowCalls, 0 without calls
 	Probes              int     // probes in flight, half-open
 	Trips               int     // times the breaker opened since it was made
+	// HalfOpenIn is the time until the cool-down of an open breaker ends;
+	// 0 when it is not open, or isolated.
+	HalfOpenIn time.Duration
 }
 
 // Metrics returns a snapshot of the breaker's counts.
@@ -70,6 +73,9 @@ func (b *Breaker) Metrics() BreakerMetrics {
 		ConsecutiveFailures: int(b.closed.failures.Load()),
 		Probes:              b.m.probes,
 		Trips:               b.m.allTrips,
+	}
+	if b.m.state == BreakerOpen && !b.m.isolated {
+		m.HalfOpenIn = max(b.m.until.Sub(now), 0)
 	}
 	switch {
 	case b.closed.ring != nil:

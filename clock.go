@@ -23,7 +23,8 @@ type Clock interface {
 
 // Option is [WithClock], [WithObserver] or [WithName]: an option that the
 // constructors of every policy, guard, batcher and retry budget accept, and
-// [NewCursor] and [Repeat] too.
+// [NewCursor] and [Repeat] too. [NewRegistry] accepts [WithClock] alone;
+// [NewSlogObserver] accepts none: an observer is not itself observed.
 type Option struct{ set func(*common) }
 
 // common is the configuration every constructor shares; each component's

@@ -77,6 +77,12 @@
 // github.com/faf87a20/resilience/resilienceotel records them as
 // OpenTelemetry metrics and span events.
 //
+// A [Registry] ([NewRegistry], [DefaultRegistry]) holds guards under names
+// and answers a [Snapshot] of each: a breaker's state and failure rate, a
+// bulkhead's slots, a limiter's tokens, and the recent events of the name
+// when the registry is the guard's observer too. The package
+// resiliencehttp serves them as a status page.
+//
 // # Performance
 //
 // What each component costs a call, beside the peer libraries, is in

@@ -127,6 +127,7 @@ func TestOptionAccepted(t *testing.T) {
 		"AdaptiveThrottlerOption": reflect.TypeFor[resilience.AdaptiveThrottlerOption](),
 		"ChaosOption":             reflect.TypeFor[resilience.ChaosOption](),
 		"SingleflightOption":      reflect.TypeFor[resilience.SingleflightOption](),
+		"RegistryOption":          reflect.TypeFor[resilience.RegistryOption](),
 	}
 	refuses := map[string]reflect.Type{
 		"SlogOption": reflect.TypeFor[resilience.SlogOption](),

@@ -39,11 +39,13 @@ type keyedShard[K comparable] struct {
 	// minTat is at most the tat of every bucket: no bucket can be dropped
 	// before then. It is read without the lock by a table that is full.
 	minTat atomic.Int64
-	_      [24]byte
+	top    *keyedTop[K] // the most refused keys, made at the first refusal; guarded by mu
+	_      [16]byte
 }
 
-// keyedBucket is the state of one key's bucket, guarded by its shard's mu.
-type keyedBucket struct{ tat int64 }
+// keyedBucket is the state of one key's bucket, guarded by its shard's mu:
+// its tat, and how many calls it refused (counted on refusals only).
+type keyedBucket struct{ tat, refused int64 }
 
 // NewKeyedRateLimiter returns a limiter that gives each key rate tokens a
 // second and a burst of burst. It panics as [NewRateLimiter] does.
@@ -180,6 +182,9 @@ func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, 
 	}
 	next, wait, ok = l.Take(tat, t, int64(n)*l.Interval, maxWait)
 	if !ok {
+		if b != nil {
+			s.refused(key, b)
+		}
 		return 0, wait, rateLimitRefused, false // the caller tells why
 	}
 	if next == tat {
@@ -290,6 +295,7 @@ func (l *KeyedRateLimiter[K]) sweep(s *keyedShard[K], t int64) {
 		}
 	}
 	l.keys.Add(int64(-dropped))
+	s.forget(t)
 	s.floor = max(s.floor, t)
 	s.sweepAt = t + max(l.Tau, int64(time.Millisecond))
 	s.minTat.Store(minTat)

@@ -1,8 +1,9 @@
 // Package resiliencehttp brings the policies and guards of package
 // resilience to net/http: a client [Transport] that retries what is safe to
 // retry, honours Retry-After, replays request bodies, drains what it drops
-// and keeps the returned body readable under its deadlines; and a server
-// [Handler] that sheds load with 503 or 429 and a Retry-After header.
+// and keeps the returned body readable under its deadlines; a server
+// [Handler] that sheds load with 503 or 429 and a Retry-After header; and a
+// status page of the guards a registry holds.
 //
 //	client := resiliencehttp.NewClient() // 30s per call, 10s per attempt, 3 attempts
 //	resp, err := client.Get("https://api.example.com/users/42")
@@ -44,6 +45,18 @@
 // (or the status given with [RefusalStatus], such as 429 for a rate
 // limiter) and a Retry-After header from the refusal's retry hint. A panic
 // in the handler frees what the guards hold and goes on up to net/http.
+//
+// # Status page
+//
+// [StatusHandler] serves the guards of a resilience.Registry as a page
+// that refreshes itself, one row per guard with its state in words and
+// colour, and as JSON for scripts. Mount it, as net/http/pprof, behind the
+// service's admin authentication:
+//
+//	admin.Handle("/debug/resilience/", http.StripPrefix("/debug/resilience", resiliencehttp.StatusHandler(reg)))
+//
+// It is read-only unless [WithStatusActions] lets an operator isolate or
+// reset a breaker, through POST forms guarded against cross-site requests.
 //
 // # Errors
 //

@@ -1,0 +1,291 @@
+package resilience
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ErrAlreadyRegistered is the error of [Registry.Register] when the name is
+// taken: unregister the guard that holds it first.
+var ErrAlreadyRegistered = errors.New("resilience: name already registered")
+
+// Registry holds guards and policies under names, so that a status page
+// (resiliencehttp.StatusHandler) or a metrics exporter can show each one
+// as it is now: a [Snapshot] of its state, counts and recent events.
+//
+// Register takes a *[Breaker], *[Bulkhead], *[RateLimiter],
+// *[KeyedRateLimiter], *[RetryBudget] (a quota, a throttle or a budget),
+// *[AdaptiveLimiter], *[AdaptiveThrottler] or a [Hedge] policy. Reading a
+// snapshot uses the guards' own accessors and costs their calls nothing;
+// a guard knows nothing of the registries that hold it. The registry is
+// also an [Observer]: given with [WithObserver], it keeps the recent
+// events of each registered name in a bounded ring (see [Registry.Observe]).
+//
+// A Registry is safe for concurrent use. The zero value is not usable:
+// make one with [NewRegistry], or use [DefaultRegistry].
+type Registry struct {
+	entries sync.Map // name → *registryEntry
+	events  int      // records kept per name
+	common
+}
+
+// registryEntry is one registered guard and the ring of its events.
+type registryEntry struct {
+	name  string
+	guard inspectable
+
+	mu   sync.Mutex
+	ring []eventRecord // len == cap once full; next is the oldest
+	next int
+	seq  uint64 // counts the changes of the ring's records
+}
+
+// eventRecord is one event of a ring, or a run of like events folded into
+// one: count of them, the first at first, the last (kept in e) at last.
+// seq changes with every change of the record; out is the record in words
+// as it was at seq outOf, kept so that a snapshot formats each record once.
+type eventRecord struct {
+	e           Event
+	first, last time.Time
+	count       int
+	seq, outOf  uint64
+	out         EventRecord
+}
+
+// inspectable is what a Registry can hold: each kind fills its section of
+// a snapshot, reading nothing the calls it guards depend on.
+type inspectable interface {
+	inspect(s *Snapshot)
+}
+
+// defaultRegistryEvents is how many events a registry keeps per name by
+// default.
+const defaultRegistryEvents = 32
+
+// NewRegistry returns an empty registry. It keeps the 32 most recent
+// events of each name ([WithRegistryEvents]) and stamps them with the
+// real clock unless given [WithClock]. It panics if an option is nil or
+// invalid, or is [WithObserver] or [WithName], which do not apply.
+func NewRegistry(opts ...RegistryOption) *Registry {
+	cfg := registryConfig{events: defaultRegistryEvents}
+	for _, o := range opts {
+		checkOption("NewRegistry", o)
+		o.applyRegistry(&cfg)
+	}
+	if cfg.observer != nil || cfg.name != "" {
+		panic("resilience: NewRegistry: WithObserver and WithName do not apply to a registry")
+	}
+	return &Registry{events: cfg.events, common: cfg.common}
+}
+
+// RegistryOption configures [NewRegistry]: [WithRegistryEvents], and
+// [WithClock].
+type RegistryOption interface {
+	applyRegistry(*registryConfig)
+}
+
+type registryConfig struct {
+	events int
+	common
+}
+
+type registryOptionFunc func(*registryConfig)
+
+func (f registryOptionFunc) applyRegistry(c *registryConfig) { f(c) }
+
+func (o Option) applyRegistry(c *registryConfig) { o.set(&c.common) }
+
+// WithRegistryEvents sets how many recent events a [Registry] keeps for
+// each name: 32 by default; 0 keeps none. Like events in a row (refusals
+// of an open breaker, say) are kept as one, with their count. It panics if
+// n is negative or more than 10000.
+func WithRegistryEvents(n int) RegistryOption {
+	if n < 0 || n > 10000 {
+		panic(fmt.Sprintf("resilience: WithRegistryEvents: n must be in [0, 10000], got %d", n))
+	}
+	return registryOptionFunc(func(c *registryConfig) { c.events = n })
+}
+
+// defaultRegistry is made without a call, so that importing the package
+// allocates nothing.
+var defaultRegistry = Registry{events: defaultRegistryEvents}
+
+// DefaultRegistry returns the registry of the process, for programs that
+// need one only, as net/http's DefaultServeMux serves those that need one
+// mux. It is made with NewRegistry's defaults.
+func DefaultRegistry() *Registry { return &defaultRegistry }
+
+// Register adds guard under name. guard is a *[Breaker], *[Bulkhead],
+// *[RateLimiter], *[KeyedRateLimiter], *[RetryBudget], *[AdaptiveLimiter],
+// *[AdaptiveThrottler] or a policy made by [Hedge]; the same guard may be
+// registered under several names. To see its events as well, build it
+// with [WithName](name) and [WithObserver](r).
+//
+// It returns an error matching [ErrAlreadyRegistered] if name is taken.
+// It panics if name is empty, or if guard is nil or of another kind.
+func (r *Registry) Register(name string, guard any) error {
+	if name == "" {
+		panic("resilience: Registry.Register: name is empty")
+	}
+	if isNil(guard) {
+		panic("resilience: Registry.Register: guard " + strconv.Quote(name) + " is " + nilName(guard))
+	}
+	g, ok := guard.(inspectable)
+	if !ok {
+		panic(fmt.Sprintf("resilience: Registry.Register: guard %s is a %T, which a registry cannot show (a guard of this package or a Hedge policy)", strconv.Quote(name), guard))
+	}
+	e := &registryEntry{name: name, guard: g}
+	if _, taken := r.entries.LoadOrStore(name, e); taken {
+		return fmt.Errorf("resilience: Registry.Register: %s: %w", strconv.Quote(name), ErrAlreadyRegistered)
+	}
+	return nil
+}
+
+// Unregister removes the guard registered under name, and its events, and
+// reports whether there was one. A guard made per tenant or per host is
+// unregistered when it is dropped, so that the registry does not keep it.
+func (r *Registry) Unregister(name string) bool {
+	_, ok := r.entries.LoadAndDelete(name)
+	return ok
+}
+
+// Lookup returns the guard registered under name, as it was given to
+// Register, and whether there is one: a status page's actions use it to
+// reach a breaker.
+func (r *Registry) Lookup(name string) (guard any, ok bool) {
+	e, ok := r.entries.Load(name)
+	if !ok {
+		return nil, false
+	}
+	return e.(*registryEntry).guard, true
+}
+
+// Observe records e among the recent events of the guard registered under
+// e.Name (see [WithName]); it drops the events of names not registered.
+// Give the registry to a guard with [WithObserver], alone or through
+// [MultiObserver], to see its events on a status page. It takes a lock of
+// the name's own and allocates nothing; like events in a row are counted
+// in one record.
+func (r *Registry) Observe(_ context.Context, e Event) {
+	if r.events == 0 {
+		return
+	}
+	v, ok := r.entries.Load(e.Name)
+	if !ok {
+		return
+	}
+	v.(*registryEntry).record(e, r.now(), r.events)
+}
+
+// folds reports whether e is counted in the record last, as like events
+// in a row are. A breaker's changes of state are each kept.
+func folds(last *eventRecord, e Event) bool {
+	return last.e.Kind == e.Kind && last.e.Component == e.Component && e.Kind != EventStateChange
+}
+
+// record adds e, which happened at now, to the ring of at most size
+// records.
+func (en *registryEntry) record(e Event, now time.Time, size int) {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if n := len(en.ring); n > 0 {
+		last := &en.ring[(en.next+n-1)%n] // the newest, the ring full or not
+		if folds(last, e) {
+			en.seq++
+			last.e, last.last, last.seq = e, now, en.seq
+			last.count++
+			return
+		}
+	}
+	en.seq++
+	rec := eventRecord{e: e, first: now, last: now, count: 1, seq: en.seq}
+	if len(en.ring) < size {
+		en.ring = append(en.ring, rec)
+		return
+	}
+	en.ring[en.next] = rec
+	en.next = (en.next + 1) % size
+}
+
+// recent returns the records of the ring in words, the newest first. Each
+// record is put in words once, outside the lock (an error's Error method
+// is the user's code), and kept for the next snapshot.
+func (en *registryEntry) recent() []EventRecord {
+	type stale struct {
+		at  int // in out
+		rec eventRecord
+	}
+	var todo []stale
+	en.mu.Lock()
+	n := len(en.ring)
+	if n == 0 {
+		en.mu.Unlock()
+		return nil
+	}
+	out := make([]EventRecord, n)
+	for i := range out { // the newest first
+		if r := &en.ring[(en.next+n-1-i)%n]; r.outOf == r.seq {
+			out[i] = r.out
+		} else {
+			todo = append(todo, stale{i, *r})
+		}
+	}
+	en.mu.Unlock()
+	if len(todo) == 0 {
+		return out
+	}
+	for _, s := range todo {
+		out[s.at] = s.rec.export()
+	}
+	en.mu.Lock()
+	for _, s := range todo { // kept, unless the ring moved on meanwhile
+		if r := &en.ring[(en.next+n-1-s.at)%n]; len(en.ring) == n && r.seq == s.rec.seq {
+			r.out, r.outOf = out[s.at], r.seq
+		}
+	}
+	en.mu.Unlock()
+	return out
+}
+
+// Snapshot returns a snapshot of the guard registered under name, and
+// whether there is one.
+func (r *Registry) Snapshot(name string) (Snapshot, bool) {
+	v, ok := r.entries.Load(name)
+	if !ok {
+		return Snapshot{}, false
+	}
+	return v.(*registryEntry).snapshot(), true
+}
+
+// Snapshots returns a snapshot of every registered guard, sorted by name.
+// Each guard is read in turn, without a lock of the registry held, so a
+// guard registered or unregistered meanwhile may or may not be in it. It
+// allocates the slice, each snapshot's section and its events; its cost
+// is in doc.go's Performance section.
+func (r *Registry) Snapshots() []Snapshot {
+	var entries []*registryEntry
+	r.entries.Range(func(_, v any) bool {
+		entries = append(entries, v.(*registryEntry))
+		return true
+	})
+	slices.SortFunc(entries, func(a, b *registryEntry) int { return strings.Compare(a.name, b.name) })
+	out := make([]Snapshot, len(entries))
+	for i, en := range entries {
+		out[i] = en.snapshot()
+	}
+	return out
+}
+
+// snapshot reads the entry's guard and events.
+func (en *registryEntry) snapshot() Snapshot {
+	s := Snapshot{Name: en.name, Health: HealthOK}
+	en.guard.inspect(&s)
+	s.Events = en.recent()
+	return s
+}

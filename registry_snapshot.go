@@ -1,0 +1,279 @@
+package resilience
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Snapshot is what a [Registry] shows of one registered guard at one
+// moment: plain values, ready for a template, JSON or a metrics gauge.
+// Kind says which one of the sections is set, the others being nil:
+// "breaker", "bulkhead", "rate-limiter", "keyed-rate-limiter",
+// "retry-budget", "adaptive-limiter", "adaptive-throttler" or "hedge".
+type Snapshot struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// State is the guard's state in words: a breaker's "closed", "open",
+	// "half-open" or "isolated"; "full", "queueing", "limiting",
+	// "exhausted", "throttling" or "ok" for the others.
+	State string `json:"state"`
+	// Health sums State up, for a colour.
+	Health Health `json:"health"`
+
+	Breaker           *BreakerSnapshot           `json:"breaker,omitempty"`
+	Bulkhead          *BulkheadSnapshot          `json:"bulkhead,omitempty"`
+	RateLimiter       *RateLimiterSnapshot       `json:"rateLimiter,omitempty"`
+	KeyedRateLimiter  *KeyedRateLimiterSnapshot  `json:"keyedRateLimiter,omitempty"`
+	RetryBudget       *RetryBudgetSnapshot       `json:"retryBudget,omitempty"`
+	AdaptiveLimiter   *AdaptiveLimiterSnapshot   `json:"adaptiveLimiter,omitempty"`
+	AdaptiveThrottler *AdaptiveThrottlerSnapshot `json:"adaptiveThrottler,omitempty"`
+	Hedge             *HedgeSnapshot             `json:"hedge,omitempty"`
+
+	// Events are the recent events of the name, the newest first, when the
+	// guard reports to the registry (see [Registry.Observe]).
+	Events []EventRecord `json:"events,omitempty"`
+}
+
+// Health is how a registered guard fares, in three steps a status page
+// shows as colours.
+type Health string
+
+// The values of [Health].
+const (
+	HealthOK       Health = "ok"       // calls go through as usual
+	HealthWarning  Health = "warning"  // calls wait, are limited or probe
+	HealthCritical Health = "critical" // calls are refused: an open breaker
+)
+
+// BreakerSnapshot is a [Breaker]'s section of a [Snapshot]: its
+// [BreakerMetrics], state in words.
+type BreakerSnapshot struct {
+	State               string        `json:"state"` // "closed", "open", "half-open"
+	Isolated            bool          `json:"isolated"`
+	ConsecutiveFailures int           `json:"consecutiveFailures"`
+	WindowCalls         int           `json:"windowCalls"`
+	WindowFailures      int           `json:"windowFailures"`
+	FailureRate         float64       `json:"failureRate"`
+	Probes              int           `json:"probes"`
+	Trips               int           `json:"trips"`
+	HalfOpenIn          time.Duration `json:"halfOpenIn"` // open: until half-open
+}
+
+// BulkheadSnapshot is a [Bulkhead]'s section of a [Snapshot].
+type BulkheadSnapshot struct {
+	InUse   int `json:"inUse"`
+	Limit   int `json:"limit"`
+	Waiting int `json:"waiting"`
+}
+
+// RateLimiterSnapshot is a [RateLimiter]'s section of a [Snapshot].
+// Tokens is +Inf at [RateUnlimited], which JSON cannot hold: it is
+// reported as the burst then.
+type RateLimiterSnapshot struct {
+	Tokens float64 `json:"tokens"`
+	Rate   float64 `json:"rate"` // tokens a second
+	Burst  int     `json:"burst"`
+}
+
+// KeyedRateLimiterSnapshot is a [KeyedRateLimiter]'s section of a
+// [Snapshot]: how many keys it holds, and the keys it refused most among
+// them, at most 10, the most refused first.
+type KeyedRateLimiterSnapshot struct {
+	Keys       int          `json:"keys"`
+	MaxKeys    int          `json:"maxKeys"`
+	Rate       float64      `json:"rate"`
+	Burst      int          `json:"burst"`
+	TopRefused []KeyRefusal `json:"topRefused,omitempty"`
+}
+
+// KeyRefusal is a key of a [KeyedRateLimiter], as fmt prints it, and how
+// many calls its bucket refused since the key came into the limiter's
+// table. Keys whose buckets are full again are left out: the limiter
+// drops them.
+type KeyRefusal struct {
+	Key      string `json:"key"`
+	Refusals int64  `json:"refusals"`
+}
+
+// RetryBudgetSnapshot is a [RetryBudget]'s section of a [Snapshot]. Form
+// is "quota", "throttle" or "budget", after its constructor; Tokens and
+// Capacity are in its units (tokens, or retries for a budget).
+type RetryBudgetSnapshot struct {
+	Form      string  `json:"form"`
+	Tokens    float64 `json:"tokens"`
+	Capacity  float64 `json:"capacity"`
+	Available int     `json:"available"` // RetryBudget.Available
+}
+
+// AdaptiveLimiterSnapshot is an [AdaptiveLimiter]'s section of a
+// [Snapshot].
+type AdaptiveLimiterSnapshot struct {
+	Limit    int `json:"limit"`
+	InFlight int `json:"inFlight"`
+	Queued   int `json:"queued"`
+}
+
+// AdaptiveThrottlerSnapshot is an [AdaptiveThrottler]'s section of a
+// [Snapshot]: the probability with which it refuses a call now.
+type AdaptiveThrottlerSnapshot struct {
+	Ratio float64 `json:"ratio"`
+}
+
+// HedgeSnapshot is a [Hedge]'s section of a [Snapshot]: the delay after
+// which it starts a hedge now, and the hedges its budget allows.
+type HedgeSnapshot struct {
+	Delay           time.Duration `json:"delay"`
+	Fixed           bool          `json:"fixed"` // WithHedgeDelay
+	BudgetAvailable int           `json:"budgetAvailable"`
+}
+
+// EventRecord is an [Event] as a [Registry] keeps it: in words, with the
+// time it came. Like events in a row are one record: Count of them, the
+// first at First, the last at Time, whose details the record holds.
+type EventRecord struct {
+	Time      time.Time `json:"time"`
+	First     time.Time `json:"first"`
+	Count     int       `json:"count"`
+	Kind      string    `json:"kind"` // EventKind.String: "state-change"
+	Component string    `json:"component"`
+	Err       string    `json:"err,omitempty"`
+	// Text says what happened in a line: "closed → open",
+	// "refused: resilience: breaker open (retry in 30s)".
+	Text string `json:"text"`
+}
+
+func (rec eventRecord) export() EventRecord {
+	e := rec.e
+	out := EventRecord{
+		Time: rec.last, First: rec.first, Count: rec.count,
+		Kind: e.Kind.String(), Component: e.Component, Text: describe(e),
+	}
+	if e.Err != nil {
+		out.Err = e.Err.Error()
+	}
+	return out
+}
+
+// describe says what e reports in a line.
+func describe(e Event) string {
+	var b strings.Builder
+	b.WriteString(e.Kind.String())
+	switch e.Kind {
+	case EventStateChange:
+		return e.From.String() + " → " + e.To.String()
+	case EventLimitChanged:
+		b.WriteString(": " + strconv.Itoa(e.Attempt) + " → " + strconv.Itoa(e.Size))
+		if e.Reason != nil {
+			b.WriteString(" (" + e.Reason.Error() + ")")
+		}
+		return b.String()
+	}
+	if e.Attempt > 0 {
+		b.WriteString(" #" + strconv.Itoa(e.Attempt))
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	if e.Wait > 0 {
+		b.WriteString(" (wait " + e.Wait.String() + ")")
+	}
+	if e.Duration > 0 {
+		b.WriteString(" (took " + e.Duration.String() + ")")
+	}
+	return b.String()
+}
+
+func (b *Breaker) inspect(s *Snapshot) {
+	m := b.Metrics()
+	s.Kind, s.State = "breaker", m.State.String()
+	s.Breaker = &BreakerSnapshot{
+		State: m.State.String(), Isolated: m.Isolated,
+		ConsecutiveFailures: m.ConsecutiveFailures,
+		WindowCalls:         m.WindowCalls, WindowFailures: m.WindowFailures, FailureRate: m.FailureRate,
+		Probes: m.Probes, Trips: m.Trips, HalfOpenIn: m.HalfOpenIn,
+	}
+	switch {
+	case m.Isolated:
+		s.State, s.Health = "isolated", HealthCritical
+	case m.State == BreakerOpen:
+		s.Health = HealthCritical
+	case m.State == BreakerHalfOpen:
+		s.Health = HealthWarning
+	}
+}
+
+func (b *Bulkhead) inspect(s *Snapshot) {
+	bs := &BulkheadSnapshot{InUse: b.InUse(), Limit: b.Limit(), Waiting: b.Waiting()}
+	s.Kind, s.Bulkhead = "bulkhead", bs
+	slotsState(s, bs.InUse, bs.Limit, bs.Waiting)
+}
+
+// slotsState says how a guard that limits calls at once fares.
+func slotsState(s *Snapshot, inUse, limit, waiting int) {
+	switch {
+	case waiting > 0:
+		s.State, s.Health = "queueing", HealthWarning
+	case inUse >= limit:
+		s.State, s.Health = "full", HealthWarning
+	default:
+		s.State = "ok"
+	}
+}
+
+func (l *RateLimiter) inspect(s *Snapshot) {
+	rs := &RateLimiterSnapshot{Tokens: l.Tokens(), Rate: l.Rate(), Burst: l.Burst()}
+	if l.Interval == 0 { // unlimited: +Inf tokens
+		rs.Tokens = float64(rs.Burst)
+	}
+	s.Kind, s.State, s.RateLimiter = "rate-limiter", "ok", rs
+	if l.Interval != 0 && rs.Tokens < 1 {
+		s.State, s.Health = "limiting", HealthWarning
+	}
+}
+
+func (l *KeyedRateLimiter[K]) inspect(s *Snapshot) {
+	ks := &KeyedRateLimiterSnapshot{
+		Keys: l.Len(), MaxKeys: int(l.maxKeys), Rate: l.Rate(), Burst: l.Burst(),
+		TopRefused: l.topRefused(keyedTopShown),
+	}
+	s.Kind, s.State, s.KeyedRateLimiter = "keyed-rate-limiter", "ok", ks
+	switch {
+	case ks.Keys >= ks.MaxKeys:
+		s.State, s.Health = "full", HealthCritical
+	case len(ks.TopRefused) > 0:
+		s.State, s.Health = "limiting", HealthWarning
+	}
+}
+
+func (b *RetryBudget) inspect(s *Snapshot) {
+	rs := &RetryBudgetSnapshot{
+		Form:      b.kind,
+		Tokens:    float64(b.balance.Load()) / budgetUnit,
+		Capacity:  float64(b.capacity) / budgetUnit,
+		Available: b.Available(),
+	}
+	s.Kind, s.State, s.RetryBudget = "retry-budget", "ok", rs
+	if rs.Available == 0 {
+		s.State, s.Health = "exhausted", HealthWarning
+	}
+}
+
+func (l *AdaptiveLimiter) inspect(s *Snapshot) {
+	as := &AdaptiveLimiterSnapshot{Limit: l.Limit(), InFlight: l.InFlight(), Queued: l.Queued()}
+	s.Kind, s.AdaptiveLimiter = "adaptive-limiter", as
+	slotsState(s, as.InFlight, as.Limit, as.Queued)
+}
+
+func (t *AdaptiveThrottler) inspect(s *Snapshot) {
+	ts := &AdaptiveThrottlerSnapshot{Ratio: t.Ratio()}
+	s.Kind, s.State, s.AdaptiveThrottler = "adaptive-throttler", "ok", ts
+	if ts.Ratio > 0 {
+		s.State, s.Health = "throttling", HealthWarning
+	}
+}
+
+func (h *hedge[T]) inspect(s *Snapshot) {
+	s.Kind, s.State = "hedge", "ok"
+	s.Hedge = &HedgeSnapshot{Delay: h.currentDelay(), Fixed: h.fixed, BudgetAvailable: h.budget.Available()}
+}

@@ -1,0 +1,149 @@
+package resiliencehttp
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/faf87a20/resilience"
+)
+
+//go:embed status.html
+var statusHTML string
+
+// statusTemplate renders the page. html/template escapes every name, key
+// and error text for where it lands: names come from users.
+var statusTemplate = template.Must(template.New("status").Parse(statusHTML))
+
+// statusPage is what the template shows.
+type statusPage struct {
+	Guards                []statusRow
+	OK, Warning, Critical int
+	Updated               string
+	Actions               bool
+	RefreshMillis         int64
+	ReloadSeconds         int // without scripts
+	Nonce                 string
+}
+
+// statusRow is a guard's row: its snapshot and its counts in words.
+type statusRow struct {
+	resilience.Snapshot
+	Details string
+}
+
+func newStatusPage(snaps []resilience.Snapshot, actions bool, refresh time.Duration, nonce string) statusPage {
+	p := statusPage{
+		Guards:        make([]statusRow, len(snaps)),
+		Updated:       time.Now().Format("15:04:05"),
+		Actions:       actions,
+		RefreshMillis: refresh.Milliseconds(),
+		ReloadSeconds: max(5, int(refresh/time.Second)),
+		Nonce:         nonce,
+	}
+	for i, s := range snaps {
+		p.Guards[i] = statusRow{Snapshot: s, Details: details(s)}
+		switch s.Health {
+		case resilience.HealthCritical:
+			p.Critical++
+		case resilience.HealthWarning:
+			p.Warning++
+		default:
+			p.OK++
+		}
+	}
+	return p
+}
+
+// details says a guard's counts in a line.
+func details(s resilience.Snapshot) string {
+	switch {
+	case s.Breaker != nil:
+		return breakerDetails(s.Breaker)
+	case s.Bulkhead != nil:
+		b := s.Bulkhead
+		return fmt.Sprintf("%d of %d in use, %d waiting", b.InUse, b.Limit, b.Waiting)
+	case s.RateLimiter != nil:
+		l := s.RateLimiter
+		return fmt.Sprintf("%s of %d tokens, %s a second", number(l.Tokens), l.Burst, number(l.Rate))
+	case s.KeyedRateLimiter != nil:
+		return keyedDetails(s.KeyedRateLimiter)
+	case s.RetryBudget != nil:
+		b := s.RetryBudget
+		return fmt.Sprintf("%s: %s of %s, %s available", b.Form, number(b.Tokens), number(b.Capacity), plural(b.Available, "retry"))
+	case s.AdaptiveLimiter != nil:
+		l := s.AdaptiveLimiter
+		return fmt.Sprintf("limit %d, %d in flight, %d queued", l.Limit, l.InFlight, l.Queued)
+	case s.AdaptiveThrottler != nil:
+		return fmt.Sprintf("refuses %s%% of calls", number(100*s.AdaptiveThrottler.Ratio))
+	case s.Hedge != nil:
+		h := s.Hedge
+		how := "from recent latencies"
+		if h.Fixed {
+			how = "fixed"
+		}
+		return fmt.Sprintf("hedges after %v (%s), %s available", h.Delay, how, plural(h.BudgetAvailable, "hedge"))
+	}
+	return ""
+}
+
+func breakerDetails(b *resilience.BreakerSnapshot) string {
+	var parts []string
+	if b.WindowCalls > 0 {
+		parts = append(parts, fmt.Sprintf("failure rate %s%% (%d of %d)", number(100*b.FailureRate), b.WindowFailures, b.WindowCalls))
+	}
+	parts = append(parts, plural(b.ConsecutiveFailures, "consecutive failure"))
+	switch {
+	case b.Isolated:
+		parts = append(parts, "isolated until reset")
+	case b.HalfOpenIn > 0:
+		parts = append(parts, "half-open in "+roughly(b.HalfOpenIn))
+	case b.Probes > 0:
+		parts = append(parts, plural(b.Probes, "probe")+" in flight")
+	}
+	return strings.Join(append(parts, plural(b.Trips, "trip")), ", ")
+}
+
+func keyedDetails(k *resilience.KeyedRateLimiterSnapshot) string {
+	out := fmt.Sprintf("%d of %d keys, each %s tokens a second, burst %d", k.Keys, k.MaxKeys, number(k.Rate), k.Burst)
+	if len(k.TopRefused) == 0 {
+		return out
+	}
+	top := make([]string, len(k.TopRefused))
+	for i, kr := range k.TopRefused {
+		top[i] = kr.Key + " (" + strconv.FormatInt(kr.Refusals, 10) + ")"
+	}
+	return out + "; most refused: " + strings.Join(top, ", ")
+}
+
+// roughly rounds d for a reader: to the second from a second up.
+func roughly(d time.Duration) string {
+	if d >= time.Second {
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// number writes f with at most two decimals, and a rate past any count
+// as "unlimited".
+func number(f float64) string {
+	if f >= 1e15 {
+		return "unlimited"
+	}
+	return strconv.FormatFloat(math.Round(f*100)/100, 'f', -1, 64)
+}
+
+// plural counts n of what: "1 trip", "2 trips", "3 retries".
+func plural(n int, what string) string {
+	switch {
+	case n == 1:
+		return "1 " + what
+	case strings.HasSuffix(what, "y"):
+		return strconv.Itoa(n) + " " + what[:len(what)-1] + "ies"
+	}
+	return strconv.Itoa(n) + " " + what + "s"
+}

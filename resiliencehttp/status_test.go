@@ -1,0 +1,230 @@
+package resiliencehttp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/resiliencehttp"
+)
+
+// fetchPage fetches url with the headers given as name, value pairs, and
+// returns the response with its body read.
+func fetchPage(t *testing.T, method, url string, body io.Reader, headers ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, body)
+	require.NoError(t, err)
+	for i := 0; i < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp, string(b)
+}
+
+// statusServer serves reg's status page on 127.0.0.1 under
+// /debug/resilience/, as a program mounts it.
+func statusServer(t *testing.T, reg *resilience.Registry, opts ...resiliencehttp.StatusOption) string {
+	mux := http.NewServeMux()
+	mux.Handle("/debug/resilience/", http.StripPrefix("/debug/resilience", resiliencehttp.StatusHandler(reg, opts...)))
+	return newServer(t, mux.ServeHTTP).URL + "/debug/resilience/"
+}
+
+func TestStatusHandlerEscapesNamesAndErrors(t *testing.T) {
+	const name = `<script>alert("name")</script><img src=x onerror=alert(1)>'&`
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register(name, resilience.NewBreaker()))
+	reg.Observe(context.Background(), resilience.Event{
+		Kind: resilience.EventRefused, Component: "breaker", Name: name,
+		Err: errors.New(`<script>alert("error")</script>`),
+	})
+	for _, actions := range []bool{false, true} {
+		t.Run(fmt.Sprint("actions=", actions), func(t *testing.T) {
+			var opts []resiliencehttp.StatusOption
+			if actions {
+				opts = append(opts, resiliencehttp.WithStatusActions())
+			}
+			resp, body := fetchPage(t, "GET", statusServer(t, reg, opts...), nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			assert.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"))
+			assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "script-src 'nonce-")
+			for _, raw := range []string{`<script>alert(`, `<img`, `onerror=alert(1)>`} {
+				assert.NotContains(t, body, raw)
+			}
+			assert.Contains(t, body, `&lt;script&gt;alert(&#34;name&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&#39;&amp;`)
+			assert.Contains(t, body, `&lt;script&gt;alert(&#34;error&#34;)&lt;/script&gt;`)
+			assert.Equal(t, 1, strings.Count(body, "<script"), "the page's own script alone")
+		})
+	}
+}
+
+func TestStatusHandlerShowsEveryKind(t *testing.T) {
+	reg := resilience.NewRegistry()
+	open := resilience.NewBreaker(resilience.WithClock(clock.NewMock()))
+	open.Trip()
+	guards := map[string]any{
+		"a-breaker":   resilience.NewBreaker(),
+		"b-open":      open,
+		"c-bulkhead":  resilience.NewBulkhead(4),
+		"d-limiter":   resilience.NewRateLimiter(10, 5),
+		"e-keyed":     resilience.NewKeyedRateLimiter[string](1, 1),
+		"f-quota":     resilience.NewRetryQuota(40),
+		"g-adaptive":  resilience.NewAdaptiveLimiter(),
+		"h-throttler": resilience.NewAdaptiveThrottler(),
+		"i-hedge":     resilience.Hedge[int](resilience.WithHedgeDelay(5 * time.Millisecond)),
+	}
+	for name, g := range guards {
+		require.NoError(t, reg.Register(name, g))
+	}
+	_, body := fetchPage(t, "GET", statusServer(t, reg), nil)
+	for _, want := range []string{
+		`<tr class="ok" data-name="a-breaker">`, `<span class="state ok">closed</span>`,
+		`<tr class="critical" data-name="b-open">`, `<span class="state critical">open</span>`, "half-open in 30s",
+		"0 of 4 in use, 0 waiting", "5 of 5 tokens, 10 a second", "0 of 1048576 keys",
+		"quota: 40 of 40, 8 retries available", "limit 20, 0 in flight, 0 queued",
+		"refuses 0% of calls", "hedges after 5ms (fixed), 1 hedge available",
+		"9 registered: 8 ok, 0 warning, 1 critical",
+		`<noscript><meta http-equiv="refresh" content="5"></noscript>`,
+	} {
+		assert.Contains(t, body, want)
+	}
+	assert.NotContains(t, body, "<form", "read-only by default")
+}
+
+func TestStatusHandlerJSON(t *testing.T) {
+	reg := resilience.NewRegistry()
+	br := resilience.NewBreaker(resilience.WithName("db"), resilience.WithObserver(reg))
+	require.NoError(t, reg.Register("db", br))
+	require.NoError(t, reg.Register("pool", resilience.NewBulkhead(3)))
+	br.Trip()
+	base := statusServer(t, reg)
+	tests := []struct {
+		name    string
+		query   string
+		accept  string
+		wantsJS bool
+	}{
+		{"format=json", "?format=json", "", true},
+		{"Accept", "", "application/json", true},
+		{"a browser's Accept", "", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", false},
+		{"format=html wins", "?format=html", "application/json", false},
+		{"no Accept", "", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var headers []string
+			if tc.accept != "" {
+				headers = []string{"Accept", tc.accept}
+			}
+			resp, body := fetchPage(t, "GET", base+tc.query, nil, headers...)
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			if !tc.wantsJS {
+				assert.True(t, strings.HasPrefix(body, "<!DOCTYPE html>"), body)
+				return
+			}
+			assert.Equal(t, "application/json", resp.Header.Get("Content-Type"))
+			var got []resilience.Snapshot
+			require.NoError(t, json.Unmarshal([]byte(body), &got))
+			want := reg.Snapshots()
+			require.Len(t, got, 2)
+			assert.Equal(t, want[1], got[1])
+			assert.Equal(t, "open", got[0].State)
+			assert.Equal(t, "state-change", got[0].Events[0].Kind)
+		})
+	}
+
+	_, body := fetchPage(t, "GET", statusServer(t, resilience.NewRegistry())+"?format=json", nil)
+	assert.Equal(t, "[]\n", body, "an empty registry")
+}
+
+func TestStatusHandlerIsReadOnlyByDefault(t *testing.T) {
+	reg := resilience.NewRegistry()
+	br := resilience.NewBreaker()
+	require.NoError(t, reg.Register("db", br))
+	base := statusServer(t, reg)
+	for _, method := range []string{"POST", "PUT", "DELETE", "PATCH"} {
+		t.Run(method, func(t *testing.T) {
+			resp, _ := fetchPage(t, method, base, strings.NewReader("name=db&action=isolate"), "Content-Type", "application/x-www-form-urlencoded")
+			assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+			assert.Equal(t, "GET, HEAD", resp.Header.Get("Allow"))
+			assert.Equal(t, resilience.BreakerClosed, br.State())
+		})
+	}
+	resp, _ := fetchPage(t, "GET", base+"?name=db&action=isolate", nil)
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, resilience.BreakerClosed, br.State(), "a GET changes nothing")
+}
+
+func TestStatusHandlerActions(t *testing.T) {
+	reg := resilience.NewRegistry()
+	br := resilience.NewBreaker()
+	require.NoError(t, reg.Register("db", br))
+	require.NoError(t, reg.Register("pool", resilience.NewBulkhead(1)))
+	base := statusServer(t, reg, resiliencehttp.WithStatusActions())
+	origin := strings.TrimSuffix(base, "/debug/resilience/")
+	form := "application/x-www-form-urlencoded"
+	tests := []struct {
+		name    string
+		method  string
+		form    url.Values
+		headers []string
+		status  int
+		want    resilience.BreakerState
+	}{
+		{"isolate", "POST", url.Values{"name": {"db"}, "action": {"isolate"}}, []string{"Sec-Fetch-Site", "same-origin"}, http.StatusSeeOther, resilience.BreakerOpen},
+		{"reset", "POST", url.Values{"name": {"db"}, "action": {"reset"}}, []string{"Origin", origin}, http.StatusSeeOther, resilience.BreakerClosed},
+		{"cross-site", "POST", url.Values{"name": {"db"}, "action": {"isolate"}}, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden, resilience.BreakerClosed},
+		{"another origin", "POST", url.Values{"name": {"db"}, "action": {"isolate"}}, []string{"Origin", "http://attacker.example"}, http.StatusForbidden, resilience.BreakerClosed},
+		{"unknown name", "POST", url.Values{"name": {"nobody"}, "action": {"isolate"}}, nil, http.StatusNotFound, resilience.BreakerClosed},
+		{"not a breaker", "POST", url.Values{"name": {"pool"}, "action": {"isolate"}}, nil, http.StatusBadRequest, resilience.BreakerClosed},
+		{"unknown action", "POST", url.Values{"name": {"db"}, "action": {"explode"}}, nil, http.StatusBadRequest, resilience.BreakerClosed},
+		{"PUT", "PUT", url.Values{"name": {"db"}, "action": {"isolate"}}, []string{"Sec-Fetch-Site", "same-origin"}, http.StatusMethodNotAllowed, resilience.BreakerClosed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, _ := fetchPage(t, tc.method, base, strings.NewReader(tc.form.Encode()), append([]string{"Content-Type", form}, tc.headers...)...)
+			assert.Equal(t, tc.status, resp.StatusCode)
+			if tc.status == http.StatusSeeOther {
+				assert.Equal(t, "/debug/resilience/", resp.Header.Get("Location"))
+			}
+			assert.Equal(t, tc.want, br.State())
+		})
+	}
+	_, body := fetchPage(t, "GET", base, nil)
+	assert.Contains(t, body, `<form method="post"><input type="hidden" name="name" value="db"><button name="action" value="isolate">Isolate</button>`)
+	assert.Equal(t, 1, strings.Count(body, "<form"), "a form for the breaker alone")
+}
+
+func TestStatusHandlerPanics(t *testing.T) {
+	reg := resilience.NewRegistry()
+	tests := []struct {
+		name string
+		f    func()
+		want string
+	}{
+		{"nil registry", func() { resiliencehttp.StatusHandler(nil) }, "resiliencehttp: StatusHandler: registry is nil"},
+		{"nil option", func() { resiliencehttp.StatusHandler(reg, nil) }, "resiliencehttp: StatusHandler: option is nil"},
+		{"refresh", func() { resiliencehttp.WithStatusRefresh(time.Millisecond) }, "resiliencehttp: WithStatusRefresh: refresh must be at least 100ms, got 1ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.PanicsWithValue(t, tc.want, tc.f)
+		})
+	}
+}
