@@ -7,6 +7,14 @@ import "context"
 // entries are skipped, and with no policies fn is called directly.
 // Compositions nest: a composition given to Compose is spliced in place.
 //
+// A call through a composition is one [EventCallEnded] to an
+// [OutcomeObserver]: the outermost layer whose observer asks for outcomes
+// reports the call, its duration and outcome; the layers inside it report
+// no EventCallEnded of their own (their other events are unchanged). Give
+// the observer to the outermost layer: a layer inside a Retry that reports
+// sees, and reports, each attempt. A guard reports each call again when
+// used alone, through [Guarded] or its Enter method.
+//
 // The order matters. The usual one is Timeout (a deadline for the whole
 // call, waits included), then Retry, then the guards: Guarded(breaker)
 // inside the retry so that each attempt is recorded, and Guarded(bulkhead)
@@ -23,8 +31,22 @@ func Compose[T any](policies ...Policy[T]) Policy[T] {
 			layers = append(layers, p)
 		}
 	}
+	// The outermost layer that reports outcomes reports each call's; the
+	// layers inside it report none, so that a call through the composition
+	// is one duration and one outcome to an observer.
+	outer := len(layers)
+	for i, p := range layers {
+		if r, ok := p.(reporter[T]); ok && r.reportsOutcomes() {
+			outer = i
+			break
+		}
+	}
 	head := callsFn[T]()
 	for i := len(layers) - 1; i >= 0; i-- {
+		if r, ok := layers[i].(reporter[T]); ok && i > outer {
+			head = r.linkQuiet(head)
+			continue
+		}
 		head = linkPolicy(layers[i], head)
 	}
 	return &composition[T]{layers: layers, head: head}
@@ -66,6 +88,16 @@ func callsFn[T any]() chain[T] {
 type linker[T any] interface {
 	Policy[T]
 	link(next chain[T]) chain[T]
+}
+
+// reporter is implemented by the package's policies and guarded layers that
+// report an [EventCallEnded] per call when their observer asks for outcomes.
+// linkQuiet returns the layer around next as link does, without that
+// report: Compose links so the layers inside the one that reports the call.
+type reporter[T any] interface {
+	linker[T]
+	reportsOutcomes() bool
+	linkQuiet(next chain[T]) chain[T]
 }
 
 // linkPolicy returns p as a layer around next. A policy that is not one of

@@ -98,7 +98,8 @@
 // breaker state changes, waits for a guard, batches sent — to an
 // [Observer] as [Event] values, labelled with its name. A call that
 // succeeds reports nothing, unless the observer is an [OutcomeObserver]
-// that asks for an [EventCallEnded] per call. [SlogObserver]
+// that asks for an [EventCallEnded] per call; a call through a [Compose]
+// is one such event, from its outermost layer that reports. [SlogObserver]
 // ([NewSlogObserver]) logs events through log/slog, at Warn for give-ups
 // and state changes, Info for retries and timeouts, Debug for refusals and
 // waits; the module github.com/faf87a20/resilience/resilienceotel records

@@ -33,7 +33,9 @@ func (f ObserverFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
 
 // OutcomeObserver is an [Observer] that also wants an [EventCallEnded] for
 // every call, successful ones included, for metrics of calls by outcome.
-// Without it a call that succeeds emits nothing.
+// Without it a call that succeeds emits nothing. A call through a
+// composition is one EventCallEnded, from the outermost layer that reports
+// outcomes (see [Compose]).
 type OutcomeObserver interface {
 	Observer
 	// ObserveOutcomes reports whether the observer wants EventCallEnded. It
@@ -119,7 +121,9 @@ const (
 	// to the WithDiscard hook (Attempt, Err).
 	EventDiscarded
 	// EventCallEnded: a call through the component ended (Err, Attempt,
-	// Duration). Only for an [OutcomeObserver] that asked for it.
+	// Duration). Only for an [OutcomeObserver] that asked for it, and in a
+	// composition only from its outermost layer that reports outcomes
+	// (see [Compose]).
 	EventCallEnded
 	// EventFallback: a Fallback answers for a failed call (Err, the call's
 	// error).
