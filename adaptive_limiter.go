@@ -71,7 +71,8 @@ type limiterWaiter struct {
 // [WithObserver] it reports an [EventLimitChanged] whenever a window moves
 // the limit, an [EventRefused] for each refusal (Err is the *ShedError,
 // Wait its hint), [EventWaitStarted] and [EventWaitEnded] around a wait,
-// and an [EventCallEnded] per call to an [OutcomeObserver] that asks. It
+// and an [EventCallEnded] per call to an [OutcomeObserver] that asks (not
+// inside a [Compose] whose outer layer reports the call). It
 // panics if an option is invalid, or if the floor is above the ceiling or
 // the initial limit outside them.
 func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {

@@ -23,7 +23,8 @@ import (
 // ([WithBreakerFailureIf]), and so does a panic, which frees its probe too.
 //
 // Outcomes of calls admitted before a state change are ignored. Its observer
-// gets [EventStateChange], [EventRefused] and [EventCallEnded]. A Breaker is
+// gets [EventStateChange], [EventRefused] and [EventCallEnded] (not inside a
+// [Compose] whose outer layer reports the call). A Breaker is
 // safe for concurrent use; the zero value is not usable: use [NewBreaker].
 type Breaker struct {
 	cfg   breakerConfig

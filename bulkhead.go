@@ -21,7 +21,8 @@ import (
 //
 // Its observer gets an [EventRefused] for each refusal (a wait that ran out
 // included), [EventWaitStarted] and [EventWaitEnded] around each wait, and
-// [EventCallEnded] for each call through Enter or [Guarded]; TryAcquire and
+// [EventCallEnded] for each call through Enter or [Guarded] (inside a
+// [Compose] whose outer layer reports the call, none); TryAcquire and
 // Release report nothing. A Bulkhead is safe for concurrent use. The zero
 // Bulkhead has no slot and refuses every call: use [NewBulkhead].
 type Bulkhead struct {

@@ -18,7 +18,8 @@ import (
 // *[FallbackError] that keeps both errors: errors.Is sees the call's and
 // f's. A panic in fn is not a failure to fall back from: it goes on up.
 //
-// An observer that asked for outcomes gets an [EventCallEnded] per call.
+// An observer that asked for outcomes gets an [EventCallEnded] per call
+// (see [Compose] for the calls through a composition).
 // Fallback panics if f is nil.
 func Fallback[T any](f func(ctx context.Context, err error) (T, error), opts ...FallbackOption) Policy[T] {
 	if f == nil {
