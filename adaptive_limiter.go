@@ -71,7 +71,8 @@ type limiterWaiter struct {
 // [WithObserver] it reports an [EventLimitChanged] whenever a window moves
 // the limit, an [EventRefused] for each refusal (Err is the *ShedError,
 // Wait its hint), [EventWaitStarted] and [EventWaitEnded] around a wait,
-// and an [EventCallEnded] per call to an [OutcomeObserver] that asks. It
+// and an [EventCallEnded] per call to an [OutcomeObserver] that asks (not
+// inside a [Compose] whose outer layer reports the call). It
 // panics if an option is invalid, or if the floor is above the ceiling or
 // the initial limit outside them.
 func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
@@ -236,12 +237,14 @@ func (l *AdaptiveLimiter) Queued() int { return int(l.state.Load() / adaptiveOne
 // The done function it returns must be called exactly once with the call's
 // outcome.
 func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err error) {
-	t, err := l.enter(ctx)
+	t, err := l.enter(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	return func(err error) { l.exit(ctx, t, err) }, nil
+	return func(err error) { l.exit(ctx, t, err, true) }, nil
 }
+
+func (l *AdaptiveLimiter) reportsOutcomes() bool { return l.outcomes }
 
 // elapsed returns the time on the limiter's time line.
 func (l *AdaptiveLimiter) elapsed() int64 { return int64(l.since(l.origin)) }
@@ -252,7 +255,7 @@ func threshold(lim int64, lv int) int64 { return max(lim*priorityShare[lv]/100, 
 
 // enter admits a call and returns its ticket, the time it was admitted.
 // Below the sheddable share of the limit it needs no priority.
-func (l *AdaptiveLimiter) enter(ctx context.Context) (uint64, error) {
+func (l *AdaptiveLimiter) enter(ctx context.Context, _ bool) (uint64, error) {
 	s := l.state.Load()
 	if s < l.limit.Load()*priorityShare[0]/100 && l.state.CompareAndSwap(s, s+1) {
 		return uint64(l.elapsed()), nil
@@ -300,11 +303,12 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 }
 
 // exit ends a call of context ctx admitted with ticket t, and makes it a
-// sample of the current window unless its caller cancelled it.
-func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error) {
+// sample of the current window unless its caller cancelled it. report says
+// whether its EventCallEnded is reported.
+func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report bool) {
 	now := l.elapsed()
 	inFlight := l.release()
-	if l.outcomes {
+	if l.outcomes && report {
 		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t))})
 	}
 	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled {

@@ -140,10 +140,10 @@ func isAccepted(err error) bool {
 // [AdaptiveThrottler]. The done function it returns must be called exactly
 // once with the call's outcome.
 func (t *AdaptiveThrottler) Enter(ctx context.Context) (done func(err error), err error) {
-	if _, err := t.enter(ctx); err != nil {
+	if _, err := t.enter(ctx, true); err != nil {
 		return nil, err
 	}
-	return func(err error) { t.exit(ctx, 0, err) }, nil
+	return func(err error) { t.exit(ctx, 0, err, true) }, nil
 }
 
 // Ratio returns the probability with which the throttle refuses a call
@@ -167,7 +167,7 @@ const throttleMinRequests = 20
 
 func (t *AdaptiveThrottler) part() *throttlePart { return &t.parts[t.cur.Load()] }
 
-func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
+func (t *AdaptiveThrottler) enter(ctx context.Context, _ bool) (uint64, error) {
 	now := int64(t.since(t.origin))
 	if now >= t.partEnd.Load() {
 		t.slide(now)
@@ -188,7 +188,10 @@ func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
 	return 0, nil
 }
 
-func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error) {
+// reportsOutcomes is false: a throttler reports no EventCallEnded.
+func (t *AdaptiveThrottler) reportsOutcomes() bool { return false }
+
+func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error, _ bool) {
 	p := t.part()
 	switch {
 	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled:

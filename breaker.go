@@ -17,8 +17,8 @@ import (
 // failures and stays open 30s; every error and panic counts as a failure
 // but context.Canceled, which counts neither way. Outcomes of calls
 // admitted before a state change are ignored. Its observer gets
-// [EventStateChange], [EventRefused] and [EventCallEnded]. A Breaker is
-// safe for concurrent use; the zero value is not usable.
+// [EventStateChange], [EventRefused] and [EventCallEnded] (see [Compose]).
+// A Breaker is safe for concurrent use; the zero value is not usable.
 type Breaker struct {
 	cfg   breakerConfig
 	timed bool      // tickets carry the call's start
@@ -102,7 +102,7 @@ func (b *Breaker) publish(from BreakerState) {
 	switch m.state {
 	case BreakerClosed:
 		t := (m.gen & genMask) << ticketGenShift
-		v.ticket, v.done = t, func(err error) { b.exit(context.Background(), t, err) }
+		v.ticket, v.done = t, func(err error) { b.exit(context.Background(), t, err, true) }
 		if b.cfg.windowCalls > 0 {
 			v.ring = window.NewCount(b.cfg.windowCalls)
 		}
@@ -140,7 +140,7 @@ func (b *Breaker) publish(from BreakerState) {
 // The done function must be called exactly once with the call's outcome;
 // the events it causes carry ctx.
 func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
-	t, err := b.enter(ctx)
+	t, err := b.enter(ctx, true)
 	if err != nil {
 		return nil, err
 	}
@@ -149,13 +149,13 @@ func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
 	if v := b.view.Load(); v.state == BreakerClosed && t == v.ticket && b.cfg.observer == nil {
 		return v.done, nil
 	}
-	return func(err error) { b.exit(ctx, t, err) }, nil
+	return func(err error) { b.exit(ctx, t, err, true) }, nil
 }
 
 // enter admits or refuses a call. The two common cases read the view and
 // nothing else: a closed breaker admitting an untimed call, and an open
 // one refusing on the real clock with no observer to tell.
-func (b *Breaker) enter(ctx context.Context) (uint64, error) {
+func (b *Breaker) enter(ctx context.Context, _ bool) (uint64, error) {
 	v := b.view.Load()
 	if v.admits {
 		return v.ticket, nil
@@ -273,8 +273,9 @@ func (b *Breaker) locked(ctx context.Context, f func() any) any {
 	return f()
 }
 
-// exit ends the call of ticket t, whose context is ctx, with its outcome.
-func (b *Breaker) exit(ctx context.Context, t uint64, err error) {
+// exit ends the call of ticket t, whose context is ctx, with its outcome;
+// report says whether its EventCallEnded is reported.
+func (b *Breaker) exit(ctx context.Context, t uint64, err error, report bool) {
 	if err == nil && !b.timed {
 		if v := b.view.Load(); t == v.ticket && v.state == BreakerClosed {
 			if v.bare {
@@ -289,17 +290,19 @@ func (b *Breaker) exit(ctx context.Context, t uint64, err error) {
 			return
 		}
 	}
-	b.exitOther(ctx, t, err)
+	b.exitOther(ctx, t, err, report)
 }
 
+func (b *Breaker) reportsOutcomes() bool { return b.cfg.outcomes }
+
 // exitOther is exit for anything but a success in the closed state.
-func (b *Breaker) exitOther(ctx context.Context, t uint64, err error) {
+func (b *Breaker) exitOther(ctx context.Context, t uint64, err error, report bool) {
 	var took time.Duration
 	if b.timed {
 		took = b.took(t)
 	}
 	b.record(ctx, t, err, took)
-	if b.cfg.outcomes {
+	if b.cfg.outcomes && report {
 		b.ended(ctx, err, took)
 	}
 }

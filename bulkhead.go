@@ -14,8 +14,9 @@ import (
 // Acquire, TryAcquire and Release make it a counting semaphore. A call that
 // finds every slot taken is refused at once with [ErrBulkheadFull], unless
 // [WithBulkheadWait] lets it wait. Its observer gets refusals, waits and
-// [EventCallEnded]; TryAcquire and Release report nothing. A Bulkhead is
-// safe for concurrent use; the zero Bulkhead refuses every call.
+// [EventCallEnded] (see [Compose]); TryAcquire and Release report nothing.
+// A Bulkhead is safe for concurrent use; the zero Bulkhead refuses every
+// call.
 type Bulkhead struct {
 	limit int64
 	// state holds the slots in use in its low 32 bits and the number of

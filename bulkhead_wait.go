@@ -150,7 +150,7 @@ func (b *Bulkhead) handOver() {
 // slot back; it must be called exactly once.
 func (b *Bulkhead) Enter(ctx context.Context) (done func(err error), err error) {
 	if b.outcomes {
-		ticket, err := b.enterObserved(ctx)
+		ticket, err := b.enterObserved(ctx, true)
 		if err != nil {
 			return nil, err
 		}
@@ -165,9 +165,9 @@ func (b *Bulkhead) Enter(ctx context.Context) (done func(err error), err error) 
 	return b.doneFunc, nil
 }
 
-func (b *Bulkhead) enter(ctx context.Context) (uint64, error) {
+func (b *Bulkhead) enter(ctx context.Context, report bool) (uint64, error) {
 	if b.outcomes {
-		return b.enterObserved(ctx)
+		return b.enterObserved(ctx, report)
 	}
 	if b.TryAcquire() { // kept apart from Acquire's larger frame
 		return 0, nil
@@ -175,24 +175,30 @@ func (b *Bulkhead) enter(ctx context.Context) (uint64, error) {
 	return 0, b.Acquire(ctx)
 }
 
-// exit ends a call of context ctx admitted by enter.
-func (b *Bulkhead) exit(ctx context.Context, ticket uint64, err error) {
+// exit ends a call of context ctx admitted by enter; report says whether
+// its EventCallEnded is reported.
+func (b *Bulkhead) exit(ctx context.Context, ticket uint64, err error, report bool) {
 	b.Release()
-	if b.outcomes {
+	if b.outcomes && report {
 		b.callEnded(ctx, ticket, err)
 	}
 }
 
 // enterObserved is enter for an observer that wants outcomes: the ticket is
-// the time the call began, counted from b.origin. A refused call ends here.
-func (b *Bulkhead) enterObserved(ctx context.Context) (uint64, error) {
+// the time the call began, counted from b.origin. A refused call ends here,
+// reported if report is set.
+func (b *Bulkhead) enterObserved(ctx context.Context, report bool) (uint64, error) {
 	ticket := uint64(b.since(b.origin))
 	if err := b.Acquire(ctx); err != nil {
-		b.callEnded(ctx, ticket, err)
+		if report {
+			b.callEnded(ctx, ticket, err)
+		}
 		return 0, err
 	}
 	return ticket, nil
 }
+
+func (b *Bulkhead) reportsOutcomes() bool { return b.outcomes }
 
 func (b *Bulkhead) callEnded(ctx context.Context, ticket uint64, err error) {
 	d := b.since(b.origin) - time.Duration(ticket)

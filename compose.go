@@ -4,8 +4,11 @@ import "context"
 
 // Compose returns a policy that runs the given policies around each other,
 // the first outermost: Compose(a, b, c).Execute(ctx, fn) is a(b(c(fn))). Nil
-// entries are skipped; nested compositions are spliced in place. Its
-// Execute panics if fn is nil.
+// entries are skipped; nested compositions are spliced in place. A call
+// through a composition is one [EventCallEnded], from its outermost layer
+// whose observer asks for outcomes; the layers inside report none (their
+// other events are unchanged), so give that observer to the outermost
+// layer. Its Execute panics if fn is nil.
 func Compose[T any](policies ...Policy[T]) Policy[T] {
 	var layers []Policy[T]
 	for _, p := range policies {
@@ -17,8 +20,22 @@ func Compose[T any](policies ...Policy[T]) Policy[T] {
 			layers = append(layers, p)
 		}
 	}
+	// The outermost layer that reports outcomes reports each call's; the
+	// layers inside it report none, so that a call through the composition
+	// is one duration and one outcome to an observer.
+	outer := len(layers)
+	for i, p := range layers {
+		if r, ok := p.(reporter[T]); ok && r.reportsOutcomes() {
+			outer = i
+			break
+		}
+	}
 	head := callsFn[T]()
 	for i := len(layers) - 1; i >= 0; i-- {
+		if r, ok := layers[i].(reporter[T]); ok && i > outer {
+			head = r.linkQuiet(head)
+			continue
+		}
 		head = linkPolicy(layers[i], head)
 	}
 	return &composition[T]{layers: layers, head: head}
@@ -60,6 +77,16 @@ func callsFn[T any]() chain[T] {
 type linker[T any] interface {
 	Policy[T]
 	link(next chain[T]) chain[T]
+}
+
+// reporter is implemented by the package's policies and guarded layers that
+// report an [EventCallEnded] per call when their observer asks for outcomes.
+// linkQuiet returns the layer around next as link does, without that
+// report: Compose links so the layers inside the one that reports the call.
+type reporter[T any] interface {
+	linker[T]
+	reportsOutcomes() bool
+	linkQuiet(next chain[T]) chain[T]
 }
 
 // linkPolicy returns p as a layer around next. A policy that is not one of

@@ -21,9 +21,10 @@ func (passThrough[T]) link(next chain[T]) chain[T] {
 // openGate admits every call and remembers nothing.
 type openGate struct{}
 
-func (openGate) Enter(context.Context) (func(error), error) { return func(error) {}, nil }
-func (openGate) enter(context.Context) (uint64, error)      { return 0, nil }
-func (openGate) exit(context.Context, uint64, error)        {}
+func (openGate) Enter(context.Context) (func(error), error)  { return func(error) {}, nil }
+func (openGate) enter(context.Context, bool) (uint64, error) { return 0, nil }
+func (openGate) exit(context.Context, uint64, error, bool)   {}
+func (openGate) reportsOutcomes() bool                       { return false }
 
 func succeed(context.Context) (int, error) { return 1, nil }
 

@@ -72,9 +72,9 @@
 // reports what it does (retries, give-ups, timeouts, refusals, state
 // changes, waits, batches) to an [Observer] as [Event] values labelled with
 // its name; a call that succeeds reports nothing unless an [OutcomeObserver]
-// asks. [SlogObserver] logs events through log/slog, [MultiObserver] hands
-// them to several observers, and the module
-// github.com/faf87a20/resilience/resilienceotel records them as
+// asks, once per call through a [Compose]. [SlogObserver] logs events
+// through log/slog, [MultiObserver] hands them to several observers, and
+// the module github.com/faf87a20/resilience/resilienceotel records them as
 // OpenTelemetry metrics and span events.
 //
 // A [Registry] ([NewRegistry], [DefaultRegistry]) holds guards under names

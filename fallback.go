@@ -87,8 +87,16 @@ func (p *fallback[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	return p.answer(ctx, v, err)
 }
 
-func (p *fallback[T]) link(next chain[T]) chain[T] {
-	if p.outcomes {
+func (p *fallback[T]) link(next chain[T]) chain[T] { return p.linkReport(next, p.outcomes) }
+
+func (p *fallback[T]) reportsOutcomes() bool { return p.outcomes }
+
+func (p *fallback[T]) linkQuiet(next chain[T]) chain[T] { return p.linkReport(next, false) }
+
+// linkReport returns the fallback as a layer around next, which reports
+// each call's EventCallEnded if report is set.
+func (p *fallback[T]) linkReport(next chain[T], report bool) chain[T] {
+	if report {
 		return func(ctx context.Context, fn Func[T]) (T, error) { return p.timed(ctx, next, fn) }
 	}
 	return func(ctx context.Context, fn Func[T]) (T, error) {

@@ -132,11 +132,17 @@ func (h *hedge[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Hedge: fn is nil")
 	}
-	return h.run(ctx, h.direct, fn)
+	return h.run(ctx, h.direct, fn, h.outcomes)
 }
 
 func (h *hedge[T]) link(next chain[T]) chain[T] {
-	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, next, fn) }
+	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, next, fn, h.outcomes) }
+}
+
+func (h *hedge[T]) reportsOutcomes() bool { return h.outcomes && h.observer != nil }
+
+func (h *hedge[T]) linkQuiet(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return h.run(ctx, next, fn, false) }
 }
 
 // retryable reports whether err lets the other attempts go on.
@@ -155,8 +161,9 @@ func (h *hedge[T]) currentDelay() time.Duration {
 }
 
 // run makes a call's first attempt in the caller's goroutine, with a timer
-// that starts the hedges if no answer has come by the delay.
-func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
+// that starts the hedges if no answer has come by the delay. report says
+// whether the call's EventCallEnded is reported.
+func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T], report bool) (v T, err error) {
 	h.budget.called()
 	var start time.Time
 	if h.lat != nil || h.outcomes {
@@ -190,7 +197,9 @@ func (h *hedge[T]) run(ctx context.Context, next chain[T], fn Func[T]) (v T, err
 	} else {
 		r.endFirst() // no hedge was started: the first attempt is the answer
 	}
-	h.ended(ctx, start, err)
+	if report {
+		h.ended(ctx, start, err)
+	}
 	return v, err
 }
 

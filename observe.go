@@ -23,8 +23,8 @@ type ObserverFunc func(ctx context.Context, e Event)
 func (f ObserverFunc) Observe(ctx context.Context, e Event) { f(ctx, e) }
 
 // OutcomeObserver is an [Observer] that may ask for an [EventCallEnded] for
-// every call, successful ones included; other observers hear nothing of a
-// call that succeeds.
+// every call, successful ones included (one per call through a [Compose]);
+// other observers hear nothing of a call that succeeds.
 type OutcomeObserver interface {
 	Observer
 	// ObserveOutcomes reports whether the observer wants EventCallEnded. It
@@ -99,7 +99,7 @@ const (
 	// EventDiscarded: a result went to the WithDiscard hook (Attempt, Err).
 	EventDiscarded
 	// EventCallEnded: a call ended (Err, Attempt, Duration), reported only
-	// to an [OutcomeObserver] that asked.
+	// to an [OutcomeObserver] that asked; once per call of a [Compose].
 	EventCallEnded
 	// EventFallback: a Fallback answers for a failed call (Err).
 	EventFallback

@@ -49,10 +49,14 @@ func Guarded[T any](g Guard) Policy[T] {
 // ticketGate is implemented by the package's own guards. It is Enter and done
 // without the closure, so a guarded call allocates nothing: the ticket carries
 // what done would have captured (a breaker's generation, say), and exit is
-// given the call's context again, for the events the outcome causes.
+// given the call's context again, for the events the outcome causes. report
+// says whether the call's EventCallEnded is reported, if the observer asks
+// for outcomes (reportsOutcomes): not inside a composition whose outer layer
+// reports the call.
 type ticketGate interface {
-	enter(ctx context.Context) (ticket uint64, err error)
-	exit(ctx context.Context, ticket uint64, err error)
+	enter(ctx context.Context, report bool) (ticket uint64, err error)
+	exit(ctx context.Context, ticket uint64, err error, report bool)
+	reportsOutcomes() bool
 }
 
 type guarded[T any] struct {
@@ -73,7 +77,7 @@ func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if b == nil {
 		return p.run(ctx, fn)
 	}
-	ticket, err := b.enter(ctx)
+	ticket, err := b.enter(ctx, true)
 	if err != nil {
 		var zero T
 		return zero, err
@@ -88,7 +92,7 @@ func callBreaker[T any](ctx context.Context, b *Breaker, ticket uint64, fn Func[
 	defer func() {
 		if !finished {
 			r := recover()
-			b.exit(ctx, ticket, newPanicError(r))
+			b.exit(ctx, ticket, newPanicError(r), true)
 			if r != nil {
 				panic(r)
 			}
@@ -96,16 +100,29 @@ func callBreaker[T any](ctx context.Context, b *Breaker, ticket uint64, fn Func[
 	}()
 	v, err = fn(ctx)
 	finished = true
-	b.exit(ctx, ticket, err)
+	b.exit(ctx, ticket, err, true)
 	return v, err
 }
 
 // link returns the guard as a layer around next. With one of the package's
 // own guards the layer is a single closure that asks the gate directly.
-func (p *guarded[T]) link(next chain[T]) chain[T] {
+func (p *guarded[T]) link(next chain[T]) chain[T] { return p.linkReport(next, true) }
+
+// reportsOutcomes reports whether the guard reports an EventCallEnded per
+// call: one of the package's guards whose observer asks for outcomes.
+func (p *guarded[T]) reportsOutcomes() bool {
+	g, ok := p.g.(ticketGate)
+	return ok && g.reportsOutcomes()
+}
+
+func (p *guarded[T]) linkQuiet(next chain[T]) chain[T] { return p.linkReport(next, false) }
+
+// linkReport is link; report says whether a guard of the package reports
+// each call's EventCallEnded, if its observer asks for outcomes.
+func (p *guarded[T]) linkReport(next chain[T], report bool) chain[T] {
 	if g, ok := p.g.(ticketGate); ok {
 		return func(ctx context.Context, fn Func[T]) (v T, err error) {
-			ticket, err := g.enter(ctx)
+			ticket, err := g.enter(ctx, report)
 			if err != nil {
 				return v, err
 			}
@@ -113,7 +130,7 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 			defer func() {
 				if !finished {
 					r := recover()
-					g.exit(ctx, ticket, newPanicError(r))
+					g.exit(ctx, ticket, newPanicError(r), report)
 					if r != nil {
 						panic(r)
 					}
@@ -121,7 +138,7 @@ func (p *guarded[T]) link(next chain[T]) chain[T] {
 			}()
 			v, err = next(ctx, fn)
 			finished = true
-			g.exit(ctx, ticket, err)
+			g.exit(ctx, ticket, err, report)
 			return v, err
 		}
 	}

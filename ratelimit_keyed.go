@@ -352,14 +352,14 @@ type keyedGuard[K comparable] struct {
 
 // Enter takes a token from the bucket of the call's key.
 func (g *keyedGuard[K]) Enter(ctx context.Context) (done func(err error), err error) {
-	ticket, err := g.enter(ctx)
+	ticket, err := g.enter(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	return g.l.doneFunc(ctx, g.l.origin, ticket), nil
 }
 
-func (g *keyedGuard[K]) enter(ctx context.Context) (uint64, error) {
+func (g *keyedGuard[K]) enter(ctx context.Context, _ bool) (uint64, error) {
 	l := g.l
 	if l.Interval == 0 {
 		return l.admitted(l.origin), nil
@@ -379,6 +379,10 @@ func (g *keyedGuard[K]) enter(ctx context.Context) (uint64, error) {
 	return l.admitted(l.origin), nil
 }
 
-func (g *keyedGuard[K]) exit(ctx context.Context, ticket uint64, err error) {
-	g.l.callEnded(ctx, g.l.origin, ticket, err)
+func (g *keyedGuard[K]) exit(ctx context.Context, ticket uint64, err error, report bool) {
+	if report {
+		g.l.callEnded(ctx, g.l.origin, ticket, err)
+	}
 }
+
+func (g *keyedGuard[K]) reportsOutcomes() bool { return g.l.outcomes }

@@ -180,14 +180,14 @@ func (c *common) sleepBooked(ctx context.Context, wait int64, giveBack func()) e
 // [WithRateLimitWait]'s wait, or it refuses the call with a
 // [*RateLimitError] (see WaitN).
 func (l *RateLimiter) Enter(ctx context.Context) (done func(err error), err error) {
-	ticket, err := l.enter(ctx)
+	ticket, err := l.enter(ctx, true)
 	if err != nil {
 		return nil, err
 	}
 	return l.doneFunc(ctx, l.origin, ticket), nil
 }
 
-func (l *RateLimiter) enter(ctx context.Context) (uint64, error) {
+func (l *RateLimiter) enter(ctx context.Context, _ bool) (uint64, error) {
 	t := l.nowNs(&l.common)
 	for {
 		tat := l.tat.Load()
@@ -212,9 +212,13 @@ func (l *RateLimiter) enterSlow(ctx context.Context, wait int64) (uint64, error)
 	return l.admitted(l.origin), nil
 }
 
-func (l *RateLimiter) exit(ctx context.Context, ticket uint64, err error) {
-	l.callEnded(ctx, l.origin, ticket, err)
+func (l *RateLimiter) exit(ctx context.Context, ticket uint64, err error, report bool) {
+	if report {
+		l.callEnded(ctx, l.origin, ticket, err)
+	}
 }
+
+func (l *RateLimiter) reportsOutcomes() bool { return l.outcomes }
 
 // admitted returns the ticket of a call a limiter admitted: the time since
 // origin, when an OutcomeObserver wants the call's duration.

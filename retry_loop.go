@@ -21,16 +21,22 @@ func (r *retry[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Retry: fn is nil")
 	}
-	return r.run(ctx, r.direct, fn)
+	return r.run(ctx, r.direct, fn, r.outcomes)
 }
 
 func (r *retry[T]) link(next chain[T]) chain[T] {
-	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn) }
+	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn, r.outcomes) }
+}
+
+func (r *retry[T]) reportsOutcomes() bool { return r.outcomes }
+
+func (r *retry[T]) linkQuiet(next chain[T]) chain[T] {
+	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn, false) }
 }
 
 // run makes the first attempt, and hands what did not plainly succeed to
-// again.
-func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
+// again. report says whether the call's EventCallEnded is reported.
+func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T], report bool) (T, error) {
 	if r.budget != nil {
 		r.budget.called()
 	}
@@ -41,13 +47,13 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error
 	v, err := next(ctx, fn)
 	if r.plainSuccess(err) {
 		r.succeeded(0)
-		if r.outcomes {
+		if report {
 			r.callEnded(ctx, start, 1, nil)
 		}
 		return v, nil
 	}
 	v, attempts, err := r.again(ctx, next, fn, start, v, err)
-	if r.outcomes {
+	if report {
 		r.callEnded(ctx, start, attempts, err)
 	}
 	return v, err

@@ -68,7 +68,7 @@ func (t *timeout[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Timeout: fn is nil")
 	}
-	return t.run(ctx, t.direct, fn)
+	return t.run(ctx, t.direct, fn, t.outcomes)
 }
 
 // link returns the timeout as a layer around next; a Timeout of 0 is no
@@ -77,17 +77,28 @@ func (t *timeout[T]) link(next chain[T]) chain[T] {
 	if t.d == 0 {
 		return next
 	}
-	return func(ctx context.Context, fn Func[T]) (T, error) { return t.run(ctx, next, fn) }
+	return func(ctx context.Context, fn Func[T]) (T, error) { return t.run(ctx, next, fn, t.outcomes) }
 }
 
-func (t *timeout[T]) run(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
+func (t *timeout[T]) reportsOutcomes() bool { return t.outcomes && t.d != 0 }
+
+func (t *timeout[T]) linkQuiet(next chain[T]) chain[T] {
+	if t.d == 0 {
+		return next
+	}
+	return func(ctx context.Context, fn Func[T]) (T, error) { return t.run(ctx, next, fn, false) }
+}
+
+// run calls fn through next within the timeout. report says whether the
+// call's EventCallEnded is reported.
+func (t *timeout[T]) run(ctx context.Context, next chain[T], fn Func[T], report bool) (T, error) {
 	if t.d == 0 {
 		return next(ctx, fn)
 	}
 	if t.cooperative {
-		return t.cooperate(ctx, next, fn)
+		return t.cooperate(ctx, next, fn, report)
 	}
-	return t.race(ctx, next, fn)
+	return t.race(ctx, next, fn, report)
 }
 
 // withDeadline derives fn's context from the configured clock, with now
@@ -122,7 +133,7 @@ func expired(parent context.Context) error {
 	return ErrTimeout
 }
 
-func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (v T, err error) {
+func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T], report bool) (v T, err error) {
 	now, start := t.begin()
 	tctx, cancel := t.withDeadline(ctx, now)
 	defer cancel()
@@ -146,7 +157,7 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T]) (
 			t.observe(ctx, Event{Kind: EventTimeout, Component: "timeout", Wait: t.d})
 		}
 	}
-	if t.outcomes {
+	if report {
 		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
 	}
 	return v, err

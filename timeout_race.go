@@ -38,7 +38,7 @@ type timedCall[T any] struct {
 	fn     Func[T]
 }
 
-func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, error) {
+func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T], report bool) (T, error) {
 	now, start := t.begin()
 	tctx, cancel := t.withDeadline(ctx, now)
 	c, _ := t.calls.Get().(*timedCall[T])
@@ -51,26 +51,26 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T]) (T, er
 	<-tctx.Done()
 	if c.state.CompareAndSwap(callRunning, callAbandoned) {
 		cancel()
-		return t.abandoned(ctx, start)
+		return t.abandoned(ctx, start, report)
 	}
 	// fn returned before its context ended, and its outcome was written
 	// before the state changed.
 	cancel()
-	return t.collect(ctx, c, start)
+	return t.collect(ctx, c, start, report)
 }
 
 // abandoned is the outcome of a call whose context ended before fn
 // returned.
-func (t *timeout[T]) abandoned(ctx context.Context, start time.Time) (T, error) {
+func (t *timeout[T]) abandoned(ctx context.Context, start time.Time, report bool) (T, error) {
 	var zero T
 	err := expired(ctx)
-	t.ended(ctx, start, err, err == ErrTimeout)
+	t.ended(ctx, start, err, err == ErrTimeout, report)
 	return zero, err
 }
 
 // collect returns the outcome fn's worker wrote, and recycles c. A panic or
 // runtime.Goexit in fn happens again in the caller's goroutine.
-func (t *timeout[T]) collect(ctx context.Context, c *timedCall[T], start time.Time) (T, error) {
+func (t *timeout[T]) collect(ctx context.Context, c *timedCall[T], start time.Time, report bool) (T, error) {
 	v, err, pe := c.v, c.err, c.panic
 	var zero T
 	c.v, c.err, c.panic = zero, nil, nil
@@ -78,22 +78,23 @@ func (t *timeout[T]) collect(ctx context.Context, c *timedCall[T], start time.Ti
 	c.state.Store(callRunning)
 	t.calls.Put(c)
 	if pe != nil {
-		t.ended(ctx, start, pe, false)
+		t.ended(ctx, start, pe, false, report)
 		repanic(pe)
 	}
-	t.ended(ctx, start, err, false)
+	t.ended(ctx, start, err, false, report)
 	return v, err
 }
 
-// ended reports the end of a default-mode call to the observer, if any.
-func (t *timeout[T]) ended(ctx context.Context, start time.Time, err error, timedOut bool) {
+// ended reports the end of a default-mode call to the observer, if any;
+// report says whether its EventCallEnded is reported.
+func (t *timeout[T]) ended(ctx context.Context, start time.Time, err error, timedOut, report bool) {
 	if t.observer == nil {
 		return
 	}
 	if timedOut {
 		t.observe(ctx, Event{Kind: EventTimeout, Component: "timeout", Wait: t.d})
 	}
-	if t.outcomes {
+	if report {
 		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
 	}
 }

@@ -44,6 +44,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 			run: func(t *testing.T, h *harness, o resilience.Option, span func(string, func(context.Context))) {
 				b := resilience.NewBreaker(o, resilience.WithName("api"),
 					resilience.WithBreakerThreshold(2), resilience.WithBreakerCoolDown(time.Second))
+				register(t, h, "api", b)
 				p := resilience.Guarded[int](b)
 				span("fail-1", func(ctx context.Context) { _, _ = p.Execute(ctx, down) })
 				span("fail-2", func(ctx context.Context) { _, _ = p.Execute(ctx, down) })
@@ -58,9 +59,11 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.breaker.transitions{breaker.state=open,component=breaker,name=api}":      1,
 				"resilience.breaker.transitions{breaker.state=half_open,component=breaker,name=api}": 1,
 				"resilience.breaker.transitions{breaker.state=closed,component=breaker,name=api}":    1,
-				"resilience.breaker.state{breaker.state=closed,component=breaker,name=api}":          1,
-				"resilience.breaker.state{breaker.state=open,component=breaker,name=api}":            0,
-				"resilience.breaker.state{breaker.state=half_open,component=breaker,name=api}":       0,
+				"resilience.breaker.state{breaker.state=closed,name=api}":                            1,
+				"resilience.breaker.state{breaker.state=open,name=api}":                              0,
+				"resilience.breaker.state{breaker.state=half_open,name=api}":                         0,
+				"resilience.breaker.failure_ratio{name=api}":                                         0,
+				"resilience.breaker.consecutive_failures{name=api}":                                  0,
 				"resilience.refusals{component=breaker,name=api,reason=breaker_open}":                1,
 				"resilience.call.duration.count{component=breaker,name=api,outcome=failure}":         2,
 				"resilience.call.duration.sum{component=breaker,name=api,outcome=failure}":           0,
@@ -79,9 +82,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 			run: func(t *testing.T, h *harness, o resilience.Option, span func(string, func(context.Context))) {
 				b := resilience.NewBulkhead(1, o, resilience.WithName("db"),
 					resilience.WithBulkheadWait(20*time.Millisecond), resilience.WithBulkheadQueue(1))
-				reg, err := h.obs.RegisterBulkhead("db", b)
-				require.NoError(t, err)
-				t.Cleanup(func() { _ = reg.Unregister() })
+				register(t, h, "db", b)
 				p := resilience.Guarded[int](b)
 				require.True(t, b.TryAcquire())
 				go func() {
@@ -107,8 +108,9 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.call.duration.sum{component=bulkhead,name=db,outcome=success}":   0.005,
 				"resilience.call.duration.count{component=bulkhead,name=db,outcome=refused}": 2,
 				"resilience.call.duration.sum{component=bulkhead,name=db,outcome=refused}":   0.02,
-				"resilience.bulkhead.in_use{component=bulkhead,name=db}":                     1, // still held
-				"resilience.bulkhead.limit{component=bulkhead,name=db}":                      1,
+				"resilience.bulkhead.in_use{name=db}":                                        1, // still held
+				"resilience.bulkhead.limit{name=db}":                                         1,
+				"resilience.bulkhead.queued{name=db}":                                        0,
 			},
 			wantEvents: []string{
 				"queue-full: resilience.refused error.message=resilience: bulkhead full resilience.component=bulkhead resilience.name=db resilience.reason=bulkhead_full",
@@ -215,8 +217,6 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.fallbacks{component=fallback,name=api,reason=breaker_open}":         1,
 				"resilience.refusals{component=breaker,name=api,reason=breaker_open}":           1,
 				"resilience.breaker.transitions{breaker.state=open,component=breaker,name=api}": 1,
-				"resilience.breaker.state{breaker.state=open,component=breaker,name=api}":       1,
-				"resilience.breaker.state{breaker.state=closed,component=breaker,name=api}":     0,
 				// Both calls succeed: the fallback answered them.
 				"resilience.call.duration.count{component=fallback,name=api,outcome=success}": 2,
 				"resilience.call.duration.sum{component=fallback,name=api,outcome=success}":   0,
@@ -231,7 +231,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarness(t, resilienceotel.WithOutcomes(), resilienceotel.WithSpanEvents())
+				h := newHarness(t, resilienceotel.WithSpanEvents())
 				tracer := h.tp.Tracer("test")
 				span := func(name string, call func(context.Context)) {
 					ctx, s := tracer.Start(context.Background(), name)
@@ -245,4 +245,15 @@ func TestComponentsEndToEnd(t *testing.T) {
 			})
 		})
 	}
+}
+
+// register registers g under name in a registry of its own, which h's
+// Observer reports until the test ends.
+func register(t *testing.T, h *harness, name string, g any) {
+	t.Helper()
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register(name, g))
+	registration, err := h.obs.RegisterRegistry(reg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = registration.Unregister() })
 }

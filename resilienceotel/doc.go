@@ -22,6 +22,10 @@
 // breaker state change (on the call that caused it), a fallback or a hedge
 // appears in the trace of the request it happened in.
 //
+// [Observer.RegisterRegistry] reads the guards of a resilience.Registry at
+// each collection: a breaker's state, a bulkhead's slots, a limiter's
+// tokens and the like, from registration on, before any call.
+//
 // There is no semantic convention for resilience yet. The names follow
 // OpenTelemetry's style: metrics under resilience.*, units in UCUM
 // (s, {call}, {retry}), attributes resilience.component (the kind of
@@ -32,8 +36,10 @@
 //
 // # Cost
 //
-// A call that succeeds emits no event, and costs nothing more than it would
-// unobserved, unless the Observer was built [WithOutcomes]. Each event costs
+// A call that succeeds reports one event, and costs one measurement of
+// resilience.call.duration (one per call through a composition, whatever
+// its layers), unless the Observer was built [WithoutOutcomes]: then it
+// costs nothing more than it would unobserved. Each event costs
 // the measurements it makes and nothing of the Observer's own beyond a map
 // lookup: the attribute sets of each (component, name) are built once, when
 // the pair is first seen, and found again without a lock. Recording with

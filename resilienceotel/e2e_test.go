@@ -50,7 +50,7 @@ func TestTimeoutEndToEnd(t *testing.T) {
 // nothing per event once a (component, name) has been seen: with a no-op
 // meter provider, what remains is the Observer's own work.
 func TestObserveAllocatesNothing(t *testing.T) {
-	obs, err := resilienceotel.NewObserver(resilienceotel.WithMeterProvider(noop.NewMeterProvider()), resilienceotel.WithOutcomes())
+	obs, err := resilienceotel.NewObserver(resilienceotel.WithMeterProvider(noop.NewMeterProvider()))
 	require.NoError(t, err)
 	ctx := context.Background()
 	events := []resilience.Event{

@@ -78,3 +78,48 @@ func ExampleNewObserver() {
 	// Output:
 	// resilience.retries{resilience.name=users-api} 2 {retry}
 }
+
+// A registered breaker has its state from registration on: a dashboard
+// shows it closed before the first call, rather than no data until the
+// first outage.
+func ExampleObserver_RegisterRegistry() {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer mp.Shutdown(context.Background())
+
+	obs, err := resilienceotel.NewObserver(resilienceotel.WithMeterProvider(mp))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	reg := resilience.NewRegistry()
+	registration, err := obs.RegisterRegistry(reg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer registration.Unregister()
+	breaker := resilience.NewBreaker(resilience.WithObserver(obs), resilience.WithName("users-api"))
+	if err := reg.Register("users-api", breaker); err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, m := range rm.ScopeMetrics[0].Metrics {
+		if g, ok := m.Data.(metricdata.Gauge[int64]); ok && m.Name == "resilience.breaker.state" {
+			for _, p := range g.DataPoints {
+				if p.Value == 1 {
+					state, _ := p.Attributes.Value("resilience.breaker.state")
+					fmt.Println(m.Name, state.AsString())
+				}
+			}
+		}
+	}
+	// Output:
+	// resilience.breaker.state closed
+}

@@ -74,6 +74,10 @@ func (h *harness) metrics(t *testing.T) map[string]float64 {
 				for _, p := range d.DataPoints {
 					out[m.Name+labels(p.Attributes)] = float64(p.Value)
 				}
+			case metricdata.Gauge[float64]:
+				for _, p := range d.DataPoints {
+					out[m.Name+labels(p.Attributes)] = p.Value
+				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
 					out[m.Name+".count"+labels(p.Attributes)] = float64(p.Count)

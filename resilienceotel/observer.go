@@ -56,7 +56,6 @@ type Observer struct {
 	refusals    metric.Int64Counter
 	waiting     metric.Int64UpDownCounter
 	waitTime    metric.Float64Histogram
-	state       metric.Int64Gauge
 	transitions metric.Int64Counter
 	batchSize   metric.Int64Histogram
 	batchTime   metric.Float64Histogram
@@ -64,8 +63,7 @@ type Observer struct {
 	discarded   metric.Int64Counter
 	fallbacks   metric.Int64Counter
 	hedges      metric.Int64Counter
-	inUse       metric.Int64ObservableUpDownCounter
-	limit       metric.Int64ObservableUpDownCounter
+	gauges      gauges
 }
 
 // Option configures [NewObserver].
@@ -74,9 +72,9 @@ type Option interface {
 }
 
 type config struct {
-	meterProvider metric.MeterProvider
-	outcomes      bool
-	spanEvents    bool
+	meterProvider   metric.MeterProvider
+	withoutOutcomes bool
+	spanEvents      bool
 }
 
 type optionFunc func(*config)
@@ -90,13 +88,15 @@ func WithMeterProvider(mp metric.MeterProvider) Option {
 	return optionFunc(func(c *config) { c.meterProvider = mp })
 }
 
-// WithOutcomes makes the Observer ask for an event at the end of every call
-// (see [resilience.OutcomeObserver]), for resilience.call.duration and the
-// successful attempts of resilience.attempts. It costs a measurement per
-// call, successful ones included; without it a call that succeeds costs
-// nothing more than it does unobserved. By default outcomes are not asked.
-func WithOutcomes() Option {
-	return optionFunc(func(c *config) { c.outcomes = true })
+// WithoutOutcomes makes the Observer not ask for an event at the end of
+// every call (see [resilience.OutcomeObserver]): no resilience.call.duration
+// and no successful attempts in resilience.attempts, and a call that
+// succeeds costs nothing more than it does unobserved. By default outcomes
+// are asked for: a call costs one measurement, one per call through a
+// composition whatever its layers (see resilience.Compose), so that the
+// calls' durations and the successes are there beside the failures.
+func WithoutOutcomes() Option {
+	return optionFunc(func(c *config) { c.withoutOutcomes = true })
 }
 
 // WithSpanEvents makes the Observer add span events to the span active in
@@ -111,7 +111,7 @@ func WithSpanEvents() Option {
 
 // NewObserver creates the Observer's instruments with the meter of the
 // configured provider for the instrumentation scope [ScopeName] at
-// [Version]. It returns the first error the meter reports, with an Observer
+// [Version]. It returns the errors the meter reports, with an Observer
 // that is usable nonetheless (the failed instruments record nothing). It
 // panics if an option is nil.
 func NewObserver(opts ...Option) (*Observer, error) {
@@ -136,10 +136,10 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	var err error
 	seconds := metric.WithExplicitBucketBoundaries(secondsBuckets...)
 	o.calls, err = m.Float64Histogram("resilience.call.duration", metric.WithUnit("s"), seconds,
-		metric.WithDescription("Duration of calls through a component, by outcome (only with WithOutcomes)."))
+		metric.WithDescription("Duration of calls through a component or a composition, by outcome."))
 	check(err)
 	o.attempts, err = m.Int64Counter("resilience.attempts", metric.WithUnit("{attempt}"),
-		metric.WithDescription("Attempts of a retry, by outcome (successful ones only with WithOutcomes)."))
+		metric.WithDescription("Attempts of a retry, by outcome (successful ones where the retry reports the call)."))
 	check(err)
 	o.retries, err = m.Int64Counter("resilience.retries", metric.WithUnit("{retry}"),
 		metric.WithDescription("Retries scheduled after a failed attempt."))
@@ -161,9 +161,6 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	check(err)
 	o.waitTime, err = m.Float64Histogram("resilience.wait.duration", metric.WithUnit("s"), seconds,
 		metric.WithDescription("Time calls waited for a guard, by outcome (success: admitted)."))
-	check(err)
-	o.state, err = m.Int64Gauge("resilience.breaker.state", metric.WithUnit("1"),
-		metric.WithDescription("1 for a breaker's current state, 0 for the state it left."))
 	check(err)
 	o.transitions, err = m.Int64Counter("resilience.breaker.transitions", metric.WithUnit("{transition}"),
 		metric.WithDescription("Breaker state changes, by the state entered."))
@@ -187,30 +184,14 @@ func NewObserver(opts ...Option) (*Observer, error) {
 	o.hedges, err = m.Int64Counter("resilience.hedges", metric.WithUnit("{attempt}"),
 		metric.WithDescription("Hedged attempts started after the first."))
 	check(err)
-	o.inUse, err = m.Int64ObservableUpDownCounter("resilience.bulkhead.in_use", metric.WithUnit("{call}"),
-		metric.WithDescription("Slots of a registered bulkhead in use."))
-	check(err)
-	o.limit, err = m.Int64ObservableUpDownCounter("resilience.bulkhead.limit", metric.WithUnit("{call}"),
-		metric.WithDescription("Slots of a registered bulkhead."))
+	o.gauges, err = newGauges(m)
 	check(err)
 	return o, errors.Join(errs...)
 }
 
-// ObserveOutcomes reports whether the Observer was given [WithOutcomes].
-func (o *Observer) ObserveOutcomes() bool { return o.cfg.outcomes }
-
-// RegisterBulkhead reports b's slots in use and its limit, read when the
-// metrics are collected, as resilience.bulkhead.in_use and
-// resilience.bulkhead.limit labelled with name. Unregister the returned
-// registration when b is no longer used.
-func (o *Observer) RegisterBulkhead(name string, b *resilience.Bulkhead) (metric.Registration, error) {
-	set := metric.WithAttributeSet(attribute.NewSet(keyComponent.String("bulkhead"), keyName.String(name)))
-	return o.meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
-		obs.ObserveInt64(o.inUse, int64(b.InUse()), set)
-		obs.ObserveInt64(o.limit, int64(b.Limit()), set)
-		return nil
-	}, o.inUse, o.limit)
-}
+// ObserveOutcomes reports whether the Observer asks for an event at the
+// end of every call: true unless it was given [WithoutOutcomes].
+func (o *Observer) ObserveOutcomes() bool { return !o.cfg.withoutOutcomes }
 
 // Observe records e. Kinds it does not know are ignored.
 func (o *Observer) Observe(ctx context.Context, e resilience.Event) {
@@ -278,14 +259,14 @@ var recorders = [...]func(o *Observer, ctx context.Context, e resilience.Event){
 	resilience.EventCallEnded: (*Observer).callEnded,
 }
 
-// stateChange records a breaker's change of state.
+// stateChange records a breaker's change of state. The state itself is
+// read from a registry (see [Observer.RegisterRegistry]), so that it is
+// there before the first change.
 func (o *Observer) stateChange(ctx context.Context, e resilience.Event) {
 	if e.From > resilience.BreakerHalfOpen || e.To > resilience.BreakerHalfOpen {
 		return
 	}
 	s := o.series.get(e.Component, e.Name)
-	o.state.Record(ctx, 0, s.states[e.From].rec...)
-	o.state.Record(ctx, 1, s.states[e.To].rec...)
 	o.transitions.Add(ctx, 1, s.states[e.To].add...)
 	o.spanEvent(ctx, s, e)
 }

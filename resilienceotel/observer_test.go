@@ -103,9 +103,6 @@ func TestObserverMetrics(t *testing.T) {
 				ev(resilience.EventStateChange, "breaker", "users", func(e *resilience.Event) { e.From, e.To = resilience.BreakerClosed, 7 }),
 			},
 			want: map[string]float64{
-				"resilience.breaker.state{breaker.state=closed,component=breaker,name=users}":          1,
-				"resilience.breaker.state{breaker.state=open,component=breaker,name=users}":            0,
-				"resilience.breaker.state{breaker.state=half_open,component=breaker,name=users}":       0,
 				"resilience.breaker.transitions{breaker.state=open,component=breaker,name=users}":      2,
 				"resilience.breaker.transitions{breaker.state=half_open,component=breaker,name=users}": 2,
 				"resilience.breaker.transitions{breaker.state=closed,component=breaker,name=users}":    1,
@@ -189,8 +186,8 @@ func TestObserverMetrics(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var opts []resilienceotel.Option
-			if tc.outcomes {
-				opts = append(opts, resilienceotel.WithOutcomes())
+			if !tc.outcomes {
+				opts = append(opts, resilienceotel.WithoutOutcomes())
 			}
 			h := newHarness(t, opts...)
 			for _, e := range tc.events {
@@ -248,31 +245,14 @@ func TestObserverSpanEventsOff(t *testing.T) {
 }
 
 func TestObserverOutcomes(t *testing.T) {
-	without, err := resilienceotel.NewObserver()
+	with, err := resilienceotel.NewObserver()
+	require.NoError(t, err)
+	assert.True(t, with.ObserveOutcomes(), "by default")
+	without, err := resilienceotel.NewObserver(resilienceotel.WithoutOutcomes())
 	require.NoError(t, err)
 	assert.False(t, without.ObserveOutcomes())
-	with, err := resilienceotel.NewObserver(resilienceotel.WithOutcomes())
-	require.NoError(t, err)
-	assert.True(t, with.ObserveOutcomes())
 	var _ resilience.OutcomeObserver = with
 	require.PanicsWithValue(t, "resilienceotel: NewObserver: option is nil", func() { _, _ = resilienceotel.NewObserver(nil) })
-}
-
-func TestObserverRegisterBulkhead(t *testing.T) {
-	h := newHarness(t)
-	b := resilience.NewBulkhead(3)
-	reg, err := h.obs.RegisterBulkhead("db", b)
-	require.NoError(t, err)
-	require.True(t, b.TryAcquire())
-	require.True(t, b.TryAcquire())
-	assert.Equal(t, map[string]float64{
-		"resilience.bulkhead.in_use{component=bulkhead,name=db}": 2,
-		"resilience.bulkhead.limit{component=bulkhead,name=db}":  3,
-	}, h.metrics(t))
-	b.Release()
-	assert.Equal(t, 1.0, h.metrics(t)["resilience.bulkhead.in_use{component=bulkhead,name=db}"])
-	require.NoError(t, reg.Unregister())
-	b.Release()
 }
 
 // TestObserverConcurrent has many goroutines meet new (component, name)

@@ -1,0 +1,155 @@
+package resilienceotel
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/faf87a20/resilience"
+)
+
+// gauges are the asynchronous instruments that read the guards of the
+// registries given to [Observer.RegisterRegistry]. Values that add up
+// across processes (slots, calls, keys) are up-down counters; the others
+// (a state, tokens, a ratio, a delay) are gauges.
+type gauges struct {
+	breakerState       metric.Int64ObservableGauge
+	breakerFailures    metric.Float64ObservableGauge
+	breakerConsecutive metric.Int64ObservableGauge
+	bulkheadInUse      metric.Int64ObservableUpDownCounter
+	bulkheadLimit      metric.Int64ObservableUpDownCounter
+	bulkheadQueued     metric.Int64ObservableUpDownCounter
+	limiterTokens      metric.Float64ObservableGauge
+	keyedKeys          metric.Int64ObservableUpDownCounter
+	budgetTokens       metric.Float64ObservableGauge
+	adaptiveLimit      metric.Int64ObservableUpDownCounter
+	adaptiveInFlight   metric.Int64ObservableUpDownCounter
+	adaptiveQueued     metric.Int64ObservableUpDownCounter
+	throttleRatio      metric.Float64ObservableGauge
+	hedgeDelay         metric.Float64ObservableGauge
+}
+
+// newGauges creates the instruments with m, and returns the errors m
+// reports joined.
+func newGauges(m metric.Meter) (gauges, error) {
+	var g gauges
+	var errs []error
+	i64g := func(name, unit, desc string) metric.Int64ObservableGauge {
+		inst, err := m.Int64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return inst
+	}
+	f64g := func(name, unit, desc string) metric.Float64ObservableGauge {
+		inst, err := m.Float64ObservableGauge(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return inst
+	}
+	i64u := func(name, unit, desc string) metric.Int64ObservableUpDownCounter {
+		inst, err := m.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return inst
+	}
+	g.breakerState = i64g("resilience.breaker.state", "{state}",
+		"1 for a registered breaker's current state, 0 for its other states.")
+	g.breakerFailures = f64g("resilience.breaker.failure_ratio", "1",
+		"Failures among the calls of a registered breaker's failure-rate window (0 without one).")
+	g.breakerConsecutive = i64g("resilience.breaker.consecutive_failures", "{failure}",
+		"Failures in a row of a registered breaker.")
+	g.bulkheadInUse = i64u("resilience.bulkhead.in_use", "{call}", "Slots of a registered bulkhead in use.")
+	g.bulkheadLimit = i64u("resilience.bulkhead.limit", "{call}", "Slots of a registered bulkhead.")
+	g.bulkheadQueued = i64u("resilience.bulkhead.queued", "{call}", "Calls waiting for a slot of a registered bulkhead.")
+	g.limiterTokens = f64g("resilience.rate_limiter.tokens", "{token}",
+		"Tokens in a registered rate limiter's bucket (its burst when unlimited).")
+	g.keyedKeys = i64u("resilience.keyed_rate_limiter.keys", "{key}", "Keys a registered keyed rate limiter holds.")
+	g.budgetTokens = f64g("resilience.retry_budget.tokens", "{token}",
+		"Tokens of a registered retry quota, throttle or budget (retries, for a budget).")
+	g.adaptiveLimit = i64u("resilience.adaptive_limiter.limit", "{call}", "A registered adaptive limiter's current limit.")
+	g.adaptiveInFlight = i64u("resilience.adaptive_limiter.in_flight", "{call}", "Calls a registered adaptive limiter admitted that run.")
+	g.adaptiveQueued = i64u("resilience.adaptive_limiter.queued", "{call}", "Calls waiting for a registered adaptive limiter.")
+	g.throttleRatio = f64g("resilience.adaptive_throttler.rejection_ratio", "1",
+		"The probability with which a registered adaptive throttler refuses a call.")
+	g.hedgeDelay = f64g("resilience.hedge.delay", "s", "The delay after which a registered Hedge starts a hedge.")
+	return g, errors.Join(errs...)
+}
+
+func (g *gauges) all() []metric.Observable {
+	return []metric.Observable{
+		g.breakerState, g.breakerFailures, g.breakerConsecutive,
+		g.bulkheadInUse, g.bulkheadLimit, g.bulkheadQueued,
+		g.limiterTokens, g.keyedKeys, g.budgetTokens,
+		g.adaptiveLimit, g.adaptiveInFlight, g.adaptiveQueued,
+		g.throttleRatio, g.hedgeDelay,
+	}
+}
+
+// breakerStates are a breaker's states in words as a snapshot gives them,
+// and as the attribute resilience.breaker.state says them.
+var breakerStates = [...]struct{ snapshot, attr string }{
+	{"closed", "closed"}, {"open", "open"}, {"half-open", "half_open"},
+}
+
+// RegisterRegistry reports every guard registered in reg, read when the
+// metrics are collected: a breaker's state, failure ratio and failures in a
+// row; a bulkhead's slots in use, limit and queue; a rate limiter's
+// tokens; a keyed rate limiter's keys; a retry quota's, throttle's or
+// budget's tokens; an adaptive limiter's limit, calls in flight and queue;
+// an adaptive throttler's rejection ratio; a Hedge's delay. Each series
+// carries resilience.name, the name the guard is registered under (register
+// it under the name given to resilience.WithName, so that its series and
+// those of its events line up), and exists from registration on, before
+// any call; a guard unregistered is no longer reported. The README lists
+// the metrics.
+//
+// Unregister the returned registration to stop reporting reg. Each
+// collection reads reg.Snapshots(). It panics if reg is nil.
+func (o *Observer) RegisterRegistry(reg *resilience.Registry) (metric.Registration, error) {
+	if reg == nil {
+		panic("resilienceotel: Observer.RegisterRegistry: registry is nil")
+	}
+	g := &o.gauges
+	return o.meter.RegisterCallback(func(_ context.Context, obs metric.Observer) error {
+		for _, s := range reg.Snapshots() {
+			g.observe(obs, s)
+		}
+		return nil
+	}, g.all()...)
+}
+
+// observe reports the snapshot s of one registered guard.
+func (g *gauges) observe(obs metric.Observer, s resilience.Snapshot) {
+	name := keyName.String(s.Name)
+	set := metric.WithAttributeSet(attribute.NewSet(name))
+	switch {
+	case s.Breaker != nil:
+		b := s.Breaker
+		for _, st := range breakerStates {
+			var v int64
+			if b.State == st.snapshot {
+				v = 1
+			}
+			obs.ObserveInt64(g.breakerState, v, metric.WithAttributeSet(attribute.NewSet(name, keyState.String(st.attr))))
+		}
+		obs.ObserveFloat64(g.breakerFailures, b.FailureRate, set)
+		obs.ObserveInt64(g.breakerConsecutive, int64(b.ConsecutiveFailures), set)
+	case s.Bulkhead != nil:
+		obs.ObserveInt64(g.bulkheadInUse, int64(s.Bulkhead.InUse), set)
+		obs.ObserveInt64(g.bulkheadLimit, int64(s.Bulkhead.Limit), set)
+		obs.ObserveInt64(g.bulkheadQueued, int64(s.Bulkhead.Waiting), set)
+	case s.RateLimiter != nil:
+		obs.ObserveFloat64(g.limiterTokens, s.RateLimiter.Tokens, set)
+	case s.KeyedRateLimiter != nil:
+		obs.ObserveInt64(g.keyedKeys, int64(s.KeyedRateLimiter.Keys), set)
+	case s.RetryBudget != nil:
+		obs.ObserveFloat64(g.budgetTokens, s.RetryBudget.Tokens, set)
+	case s.AdaptiveLimiter != nil:
+		obs.ObserveInt64(g.adaptiveLimit, int64(s.AdaptiveLimiter.Limit), set)
+		obs.ObserveInt64(g.adaptiveInFlight, int64(s.AdaptiveLimiter.InFlight), set)
+		obs.ObserveInt64(g.adaptiveQueued, int64(s.AdaptiveLimiter.Queued), set)
+	case s.AdaptiveThrottler != nil:
+		obs.ObserveFloat64(g.throttleRatio, s.AdaptiveThrottler.Ratio, set)
+	case s.Hedge != nil:
+		obs.ObserveFloat64(g.hedgeDelay, s.Hedge.Delay.Seconds(), set)
+	}
+}

@@ -1,0 +1,112 @@
+package resilienceotel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/faf87a20/resilience"
+)
+
+// TestRegistryGauges: every guard of a registry has its series from the
+// moment it is registered, before any call, and has none once it is
+// unregistered.
+func TestRegistryGauges(t *testing.T) {
+	h := newHarness(t)
+	reg := resilience.NewRegistry()
+	registration, err := h.obs.RegisterRegistry(reg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = registration.Unregister() })
+	assert.Empty(t, h.metrics(t), "an empty registry")
+
+	guards := map[string]any{
+		"br":  resilience.NewBreaker(resilience.WithBreakerFailureRate(0.5, 10, 20)),
+		"bh":  resilience.NewBulkhead(4),
+		"rl":  resilience.NewRateLimiter(10, 5),
+		"krl": resilience.NewKeyedRateLimiter[string](10, 5),
+		"rq":  resilience.NewRetryQuota(100),
+		"al":  resilience.NewAdaptiveLimiter(),
+		"at":  resilience.NewAdaptiveThrottler(),
+		"hdg": resilience.Hedge[int](resilience.WithHedgeDelay(25 * time.Millisecond)),
+	}
+	for name, g := range guards {
+		require.NoError(t, reg.Register(name, g))
+	}
+	want := map[string]float64{
+		"resilience.breaker.state{breaker.state=closed,name=br}":    1,
+		"resilience.breaker.state{breaker.state=open,name=br}":      0,
+		"resilience.breaker.state{breaker.state=half_open,name=br}": 0,
+		"resilience.breaker.failure_ratio{name=br}":                 0,
+		"resilience.breaker.consecutive_failures{name=br}":          0,
+		"resilience.bulkhead.in_use{name=bh}":                       0,
+		"resilience.bulkhead.limit{name=bh}":                        4,
+		"resilience.bulkhead.queued{name=bh}":                       0,
+		"resilience.rate_limiter.tokens{name=rl}":                   5,
+		"resilience.keyed_rate_limiter.keys{name=krl}":              0,
+		"resilience.retry_budget.tokens{name=rq}":                   100,
+		"resilience.adaptive_limiter.limit{name=al}":                20,
+		"resilience.adaptive_limiter.in_flight{name=al}":            0,
+		"resilience.adaptive_limiter.queued{name=al}":               0,
+		"resilience.adaptive_throttler.rejection_ratio{name=at}":    0,
+		"resilience.hedge.delay{name=hdg}":                          0.025,
+	}
+	assert.Equal(t, want, h.metrics(t), "right after registration")
+
+	// The gauges follow the guards.
+	br := guards["br"].(*resilience.Breaker)
+	br.Trip()
+	bh := guards["bh"].(*resilience.Bulkhead)
+	require.True(t, bh.TryAcquire())
+	got := h.metrics(t)
+	assert.Equal(t, 1.0, got["resilience.breaker.state{breaker.state=open,name=br}"])
+	assert.Equal(t, 0.0, got["resilience.breaker.state{breaker.state=closed,name=br}"])
+	assert.Equal(t, 1.0, got["resilience.bulkhead.in_use{name=bh}"])
+	bh.Release()
+
+	for name := range guards {
+		require.True(t, reg.Unregister(name))
+	}
+	assert.Empty(t, h.metrics(t), "after every guard is unregistered")
+}
+
+// TestRegisterRegistryUnregister: a registration undone reports nothing
+// more, and a nil registry is refused.
+func TestRegisterRegistryUnregister(t *testing.T) {
+	h := newHarness(t)
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register("bh", resilience.NewBulkhead(2)))
+	registration, err := h.obs.RegisterRegistry(reg)
+	require.NoError(t, err)
+	assert.Len(t, h.metrics(t), 3)
+	require.NoError(t, registration.Unregister())
+	assert.Empty(t, h.metrics(t))
+	require.PanicsWithValue(t, "resilienceotel: Observer.RegisterRegistry: registry is nil", func() { _, _ = h.obs.RegisterRegistry(nil) })
+}
+
+// TestComposedCallRecordsOneDuration: a call through a composition whose
+// every layer has the Observer records one duration and one outcome, by
+// default.
+func TestComposedCallRecordsOneDuration(t *testing.T) {
+	h := newHarness(t)
+	o, n := resilience.WithObserver(h.obs), resilience.WithName("api")
+	p := resilience.Compose(
+		resilience.Timeout[int](time.Hour, o, n),
+		resilience.Retry[int](o, n),
+		resilience.Guarded[int](resilience.NewBreaker(o, n)),
+		resilience.Guarded[int](resilience.NewBulkhead(4, o, n)),
+	)
+	_, err := resilience.Do(context.Background(), p, func(context.Context) (int, error) { return 1, nil })
+	require.NoError(t, err)
+	got := h.metrics(t)
+	var calls float64
+	for k, v := range got {
+		if len(k) > len("resilience.call.duration.count") && k[:len("resilience.call.duration.count")] == "resilience.call.duration.count" {
+			calls += v
+		}
+	}
+	assert.Equal(t, 1.0, calls, "call durations recorded: %v", got)
+	assert.Equal(t, 1.0, got["resilience.call.duration.count{component=timeout,name=api,outcome=success}"], "%v", got)
+}
