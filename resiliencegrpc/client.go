@@ -246,7 +246,9 @@ func (c *client) retryable(err error) bool {
 	}
 	var guard *guardError
 	if errors.As(err, &guard) {
-		return true // a guard's refusal, with its hint
+		// A guard's refusal, with its hint; but a throttle's refusal spares
+		// the server the load that a retry would add.
+		return !errors.Is(err, resilience.ErrThrottled)
 	}
 	if errors.Is(err, resilience.ErrTimeout) {
 		return true // the attempt's own timeout, not the call's deadline
@@ -380,7 +382,7 @@ func guarded(ctx context.Context, guards []resilience.Guard, call func(context.C
 	}()
 	err = guarded(ctx, guards[1:], call)
 	finished = true
-	done(err)
+	done(outcome(ctx, err))
 	return err
 }
 

@@ -100,7 +100,7 @@ func (s *retryStream) end(err error) {
 		if errors.Is(err, io.EOF) {
 			err = nil
 		}
-		s.release(err)
+		s.release(outcome(s.ctx, err))
 		s.mu.Lock()
 		cancel := s.cancel
 		s.mu.Unlock()
