@@ -2,6 +2,7 @@ package resiliencehttp_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -93,6 +94,34 @@ func TestWithPriorityHeader(t *testing.T) {
 		})
 	}
 }
+
+// TestWithPriorityHeaderNoHeaderMap: a request without a header map (which
+// net/http refuses to send, so it goes once to the base transport) gets
+// one for the priority.
+func TestWithPriorityHeaderNoHeaderMap(t *testing.T) {
+	rec := &ctxRecorder{base: headerRecorder{}}
+	tr := resiliencehttp.NewTransport(rec, resiliencehttp.WithPriorityHeader("X-Priority"))
+	req := httptest.NewRequestWithContext(resilience.WithPriority(context.Background(), resilience.PriorityHigh), http.MethodGet, "http://example.com/", nil)
+	req.Header = nil
+	_, err := tr.RoundTrip(req)
+	require.ErrorIs(t, err, errHeaderRecorded)
+	assert.Equal(t, "high", err.(headerError).h.Get("X-Priority"))
+	assert.Nil(t, req.Header, "the caller's request")
+}
+
+// headerRecorder fails every request with its header.
+type headerRecorder struct{}
+
+func (headerRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
+	return nil, headerError{r.Header}
+}
+
+type headerError struct{ h http.Header }
+
+var errHeaderRecorded = errors.New("test: header recorded")
+
+func (headerError) Error() string        { return errHeaderRecorded.Error() }
+func (headerError) Is(target error) bool { return target == errHeaderRecorded }
 
 // TestPriorityOptionsRefused: an empty header name panics, naming the
 // function.
