@@ -18,7 +18,9 @@ import (
 
 // priorityHealth is a health service that prints the priority of each
 // call.
-type priorityHealth struct{ healthpb.UnimplementedHealthServer }
+type priorityHealth struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (priorityHealth) Check(ctx context.Context, _ *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	fmt.Println("priority:", resilience.PriorityFrom(ctx))
@@ -51,7 +53,9 @@ func ExampleWithPriorityMetadata() {
 
 // refusing is a health service that refuses every call, as an overloaded
 // server does.
-type refusing struct{ healthpb.UnimplementedHealthServer }
+type refusing struct {
+	healthpb.UnimplementedHealthServer
+}
 
 func (refusing) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.HealthCheckResponse, error) {
 	return nil, status.Error(codes.ResourceExhausted, "overloaded")
