@@ -54,6 +54,7 @@ type clientConfig struct {
 	guards      []clientGuard
 	buffer      int
 	clock       resilience.Clock
+	priority    string // the metadata entry of a call's priority; "": none
 }
 
 type clientGuard struct {
@@ -300,6 +301,7 @@ type guardKey struct {
 func UnaryClientInterceptor(opts ...ClientOption) grpc.UnaryClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		ctx = c.withPriority(ctx)
 		guards := c.guardsFor(method, cc.Target())
 		call := ctx
 		attempt := func(ctx context.Context) (struct{}, error) {

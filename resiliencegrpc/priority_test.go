@@ -125,3 +125,63 @@ func TestServerPriorityDefault(t *testing.T) {
 func TestWithPriorityMetadataRefused(t *testing.T) {
 	assert.PanicsWithValue(t, "resiliencegrpc: WithPriorityMetadata: name is empty", func() { resiliencegrpc.WithPriorityMetadata("") })
 }
+
+// TestPriorityPropagates: a client with WithPriorityMetadata sends the
+// priority of each call's context, unless it is normal or the call's
+// metadata has the entry already, and a server with the same option gives
+// it to the call, for unary calls and streams.
+func TestPriorityPropagates(t *testing.T) {
+	tests := []struct {
+		name  string
+		ctx   context.Context
+		entry string // the call's own outgoing entry, if not ""
+		want  resilience.Priority
+		sent  bool // the entry reaches the server
+	}{
+		{"no priority", context.Background(), "", resilience.PriorityNormal, false},
+		{"normal", resilience.WithPriority(context.Background(), resilience.PriorityNormal), "", resilience.PriorityNormal, false},
+		{"low", resilience.WithPriority(context.Background(), resilience.PriorityLow), "", resilience.PriorityLow, true},
+		{"critical", resilience.WithPriority(context.Background(), resilience.PriorityCritical), "", resilience.PriorityCritical, true},
+		{"the call's own entry wins", resilience.WithPriority(context.Background(), resilience.PriorityLow), "high", resilience.PriorityHigh, true},
+	}
+	srv := &priorities{}
+	g := &priorityGuard{}
+	prio := resiliencegrpc.WithPriorityMetadata("X-Priority")
+	sent := make(chan bool, 1)
+	peek := func(ctx context.Context) {
+		sent <- len(metadata.ValueFromIncomingContext(ctx, "x-priority")) > 0
+	}
+	cc := serve(t, srv, []grpc.ServerOption{
+		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			peek(ctx)
+			return h(ctx, req)
+		}, resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(g), prio)),
+		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			peek(ss.Context())
+			return h(srv, ss)
+		}, resiliencegrpc.StreamServerInterceptor(resiliencegrpc.WithServerGuards(g), prio)),
+	}, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(prio)),
+		grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(prio)))
+	client := healthpb.NewHealthClient(cc)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := tc.ctx
+			if tc.entry != "" {
+				ctx = metadata.AppendToOutgoingContext(ctx, "x-priority", tc.entry)
+			}
+			_, err := client.Check(ctx, checkReq)
+			require.NoError(t, err)
+			assert.Equal(t, tc.sent, <-sent, "unary: the entry sent")
+			assert.Equal(t, tc.want, g.last(), "unary: the guard's")
+			assert.Equal(t, tc.want, srv.last(), "unary: the handler's")
+
+			stream, err := client.Watch(ctx, checkReq)
+			require.NoError(t, err)
+			_, err = stream.Recv()
+			require.Error(t, err) // io.EOF: the handler returned
+			assert.Equal(t, tc.sent, <-sent, "stream: the entry sent")
+			assert.Equal(t, tc.want, g.last(), "stream: the guard's")
+			assert.Equal(t, tc.want, srv.last(), "stream: the handler's")
+		})
+	}
+}
