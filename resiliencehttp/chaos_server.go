@@ -24,9 +24,11 @@ func ChaosHandler(next http.Handler, c Chaos, opts ...resilience.ChaosOption) ht
 }
 
 // ChaosMiddleware is [ChaosHandler] in the form routers take:
-// ChaosMiddleware(c, opts...)(next) is ChaosHandler(next, c, opts...),
-// the one policy shared by every handler it wraps. It panics as
-// ChaosHandler does, when called.
+// ChaosMiddleware(c, opts...)(next) acts as ChaosHandler(next, c,
+// opts...), but the handlers it wraps share one decision of which requests
+// to inject into (resilience.WithChaosEvery counts their requests
+// together). It panics if c is the zero Chaos or an option
+// is nil or invalid; the function it returns panics if next is nil.
 func ChaosMiddleware(c Chaos, opts ...resilience.ChaosOption) func(http.Handler) http.Handler {
 	ch := newChaos("ChaosMiddleware", c, opts)
 	return func(next http.Handler) http.Handler {
