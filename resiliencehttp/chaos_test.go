@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -575,4 +576,25 @@ func BenchmarkChaosTransport(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestChaosSeeded: with a seeded source, the same requests are injected
+// into on every run, about as many as the rate says.
+func TestChaosSeeded(t *testing.T) {
+	fake := &fakeTransport{resp: &http.Response{StatusCode: 200, Body: http.NoBody}}
+	pattern := func() string {
+		rt := resiliencehttp.NewChaosTransport(fake, resiliencehttp.ChaosStatus(503, ""),
+			resilience.WithChaosRate(0.2), resilience.WithChaosRand(rand.New(rand.NewPCG(1, 2))))
+		var b strings.Builder
+		for range 200 {
+			resp, err := get(t, rt, "http://example.com/")
+			require.NoError(t, err)
+			b.WriteByte(map[int]byte{200: '.', 503: 'x'}[resp.StatusCode])
+		}
+		return b.String()
+	}
+	first := pattern()
+	assert.Equal(t, first, pattern(), "the second run")
+	injected := strings.Count(first, "x")
+	assert.Equal(t, 35, injected, "injected at a rate of 0.2, PCG(1, 2): %s", first)
 }
