@@ -54,6 +54,7 @@ type clientConfig struct {
 	guards      []clientGuard
 	buffer      int
 	clock       resilience.Clock
+	priority    string // the metadata entry of a call's priority; "": none
 }
 
 type clientGuard struct {
@@ -246,7 +247,9 @@ func (c *client) retryable(err error) bool {
 	}
 	var guard *guardError
 	if errors.As(err, &guard) {
-		return true // a guard's refusal, with its hint
+		// A guard's refusal, with its hint; but a throttle's refusal spares
+		// the server the load that a retry would add.
+		return !errors.Is(err, resilience.ErrThrottled)
 	}
 	if errors.Is(err, resilience.ErrTimeout) {
 		return true // the attempt's own timeout, not the call's deadline
@@ -298,6 +301,7 @@ type guardKey struct {
 func UnaryClientInterceptor(opts ...ClientOption) grpc.UnaryClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, callOpts ...grpc.CallOption) error {
+		ctx = c.withPriority(ctx)
 		guards := c.guardsFor(method, cc.Target())
 		call := ctx
 		attempt := func(ctx context.Context) (struct{}, error) {
@@ -380,7 +384,7 @@ func guarded(ctx context.Context, guards []resilience.Guard, call func(context.C
 	}()
 	err = guarded(ctx, guards[1:], call)
 	finished = true
-	done(err)
+	done(outcome(ctx, err))
 	return err
 }
 

@@ -33,7 +33,9 @@
 // shed load with guards: a refusal becomes RESOURCE_EXHAUSTED (or
 // UNAVAILABLE) with pushback from the guard's retry hint, which this
 // package's client and grpc-go's built-in retry both honour.
-// [KeyFromMetadata] and [KeyFromPeer] key a keyed guard, such as a
+// [WithPriorityMetadata] carries a call's priority from the client's
+// context to the server's, for an adaptive limiter that sheds the lowest
+// first. [KeyFromMetadata] and [KeyFromPeer] key a keyed guard, such as a
 // resilience.KeyedRateLimiter's, by a metadata entry or by the client's
 // address.
 package resiliencegrpc

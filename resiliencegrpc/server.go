@@ -26,8 +26,9 @@ type serverOptionFunc func(*serverConfig)
 func (f serverOptionFunc) applyServer(c *serverConfig) { f(c) }
 
 type serverConfig struct {
-	guards []resilience.Guard
-	code   codes.Code
+	guards   []resilience.Guard
+	code     codes.Code
+	priority string // the metadata entry of a call's priority; "": none
 }
 
 // WithServerGuards puts guards in front of every call the server handles,
@@ -79,6 +80,7 @@ func newServerConfig(opts []ServerOption) serverConfig {
 func UnaryServerInterceptor(opts ...ServerOption) grpc.UnaryServerInterceptor {
 	cfg := newServerConfig(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		ctx = cfg.withPriority(ctx)
 		var resp any
 		err := cfg.guard(ctx, func() error {
 			var err error
@@ -95,6 +97,9 @@ func UnaryServerInterceptor(opts ...ServerOption) grpc.UnaryServerInterceptor {
 func StreamServerInterceptor(opts ...ServerOption) grpc.StreamServerInterceptor {
 	cfg := newServerConfig(opts)
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if ctx := cfg.withPriority(ss.Context()); ctx != ss.Context() {
+			ss = &priorityStream{ServerStream: ss, ctx: ctx}
+		}
 		return cfg.guard(ss.Context(), func() error { return handler(srv, ss) }, ss.SetTrailer)
 	}
 }

@@ -27,6 +27,7 @@ import (
 func StreamClientInterceptor(opts ...ClientOption) grpc.StreamClientInterceptor {
 	c := newClient(opts)
 	return func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, callOpts ...grpc.CallOption) (grpc.ClientStream, error) {
+		ctx = c.withPriority(ctx)
 		s := &retryStream{c: c, retry: c.retry(callOpts), ctx: ctx, desc: desc, cc: cc, method: method, streamer: streamer, callOpts: callOpts}
 		if err := s.enter(c.guardsFor(method, cc.Target())); err != nil {
 			return nil, err
@@ -100,7 +101,7 @@ func (s *retryStream) end(err error) {
 		if errors.Is(err, io.EOF) {
 			err = nil
 		}
-		s.release(err)
+		s.release(outcome(s.ctx, err))
 		s.mu.Lock()
 		cancel := s.cancel
 		s.mu.Unlock()

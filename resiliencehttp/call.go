@@ -93,6 +93,7 @@ type readCloser struct {
 // copy of its body.
 func (c *call) request(ctx context.Context) (*http.Request, error) {
 	r := c.req.WithContext(ctx)
+	c.t.setPriority(r)
 	switch {
 	case c.buffered != nil:
 		r.Body, _ = c.getBuffered()

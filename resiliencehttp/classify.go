@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/faf87a20/resilience"
 )
 
 // Idempotent reports whether req is safe to send more than once, by the
@@ -114,7 +116,9 @@ func validFieldValue(v string) bool {
 // 503 Service Unavailable and 504 Gateway Timeout, which say the same
 // request may well succeed later, and every error but those that cannot
 // heal by themselves (a certificate that does not verify, a host name that
-// does not resolve) and those of the caller's own context. Other statuses
+// does not resolve), those of the caller's own context, and a
+// resilience.AdaptiveThrottler's refusal (resilience.ErrThrottled), made
+// to spare the server the load a retry would add. Other statuses
 // are answers: a 500 or 501 mostly comes from a fault a repeat meets again,
 // and another 4xx is about the request itself.
 func Retryable(resp *http.Response, err error) bool {
@@ -145,6 +149,10 @@ func retryableError(err error) bool {
 		errors.As(err, &hostname), errors.As(err, &verification):
 		return false
 	case errors.As(err, &dns) && dns.IsNotFound:
+		return false
+	case errors.Is(err, resilience.ErrThrottled):
+		// A client-side throttle refused the attempt to spare the server:
+		// another attempt would add to the load it sheds.
 		return false
 	}
 	return true

@@ -45,6 +45,17 @@
 // (or the status given with [RefusalStatus], such as 429 for a rate
 // limiter) and a Retry-After header from the refusal's retry hint. A panic
 // in the handler frees what the guards hold and goes on up to net/http.
+// [PriorityFromHeader] gives each request the priority its header names,
+// for a resilience.AdaptiveLimiter that sheds the lowest first; the
+// client's [WithPriorityHeader] sends it.
+//
+// # Chaos
+//
+// [NewChaosTransport] on the client side and [ChaosHandler] or
+// [ChaosMiddleware] on the server side inject a [Chaos]: a status, a
+// latency, a dropped connection or a body cut short, into the requests the
+// core package's chaos options choose. Put the chaos transport under a
+// [Transport], so that its retry and guards meet the faults.
 //
 // # Status page
 //
@@ -65,7 +76,9 @@
 // response, as net/http's Client does; with [WithStatusErrors] they return
 // an error matching resilience.ErrRetriesExhausted that holds a
 // *[StatusError] (method, URL, status). A guard's refusal keeps its own
-// sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull).
+// sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull). An
+// AdaptiveThrottler among the guards counts what the server accepted by
+// [Accepted]; its refusals (resilience.ErrThrottled) are not retried.
 //
 // # Testing
 //

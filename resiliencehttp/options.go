@@ -44,6 +44,7 @@ type config struct {
 	bodyBuffer     int64
 	drainLimit     int64
 	clock          resilience.Clock
+	priorityHeader string
 }
 
 func defaultConfig() config {

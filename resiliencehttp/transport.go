@@ -35,6 +35,7 @@ type Transport struct {
 	callErr, attemptErr     *timeoutError
 	bodyBuffer, drainLimit  int64
 	statusErrors            bool
+	priorityHeader          string // canonical; "" sends none
 }
 
 // NewTransport returns a [Transport] over base; a nil base means
@@ -67,6 +68,7 @@ func NewTransport(base http.RoundTripper, opts ...TransportOption) *Transport {
 		bodyBuffer:     cfg.bodyBuffer,
 		drainLimit:     cfg.drainLimit,
 		statusErrors:   cfg.statusErrors,
+		priorityHeader: cfg.priorityHeader,
 	}
 	if cfg.hostGuards != nil {
 		t.hosts = newHostGuards(cfg.hostGuards, cfg.maxHosts)

@@ -3,6 +3,7 @@ package resiliencehttp_test
 import (
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -216,6 +217,7 @@ func TestRetryable(t *testing.T) {
 		{"connection reset", nil, &url.Error{Op: "Get", Err: errors.New("read: connection reset by peer")}, true},
 		{"timeout", nil, resilience.ErrTimeout, true},
 		{"bulkhead full", nil, resilience.ErrBulkheadFull, true},
+		{"throttled locally", nil, fmt.Errorf("attempt: %w", resilience.ErrThrottled), false},
 		{"unknown host", nil, &url.Error{Op: "Get", Err: dnsNotFound}, false},
 		{"bad certificate", nil, &url.Error{Op: "Get", Err: badCert}, false},
 	}
