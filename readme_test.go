@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -99,5 +100,45 @@ func TestREADMECodeIsCompiled(t *testing.T) {
 		if !found && !strings.Contains(code, "api.User(ctx, id)") {
 			t.Errorf("this README block is in no test or example of the repository:\n%s", code)
 		}
+	}
+}
+
+// TestDocsLinksResolve: every relative link of the repository's Markdown,
+// outside code, names a file or folder that exists, and so does every
+// "](../" inside code, so that no guide points nowhere and no rewrite of
+// links reaches into code (Guarded[T](br) is not a link).
+func TestDocsLinksResolve(t *testing.T) {
+	code := regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	up := regexp.MustCompile(`\]\((\.\./[^)\n]*)\)`)
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".md") {
+			return nil
+		}
+		text, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		links := append(link.FindAllStringSubmatch(code.ReplaceAllString(string(text), ""), -1), up.FindAllStringSubmatch(string(text), -1)...)
+		for _, m := range links {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "#") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, _, _ := strings.Cut(target, "#")
+			if _, err := os.Stat(filepath.Join(filepath.Dir(path), file)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", path, target)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
