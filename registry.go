@@ -16,19 +16,12 @@ import (
 var ErrAlreadyRegistered = errors.New("resilience: name already registered")
 
 // Registry holds guards and policies under names, so that a status page
-// (resiliencehttp.StatusHandler) or a metrics exporter can show each one
-// as it is now: a [Snapshot] of its state, counts and recent events.
-//
-// Register takes a *[Breaker], *[Bulkhead], *[RateLimiter],
-// *[KeyedRateLimiter], *[RetryBudget] (a quota, a throttle or a budget),
-// *[AdaptiveLimiter], *[AdaptiveThrottler] or a [Hedge] policy. Reading a
-// snapshot uses the guards' own accessors and costs their calls nothing;
-// a guard knows nothing of the registries that hold it. The registry is
-// also an [Observer]: given with [WithObserver], it keeps the recent
-// events of each registered name in a bounded ring (see [Registry.Observe]).
-//
-// A Registry is safe for concurrent use. The zero value is not usable:
-// make one with [NewRegistry], or use [DefaultRegistry].
+// (resiliencehttp.StatusHandler) or a metrics exporter can show each one as
+// it is now: a [Snapshot] of its state, counts and recent events. Reading a
+// snapshot costs the guards' calls nothing. Given to a guard with
+// [WithObserver], it also keeps each registered name's recent events (see
+// [Registry.Observe]). It is safe for concurrent use; the zero value is not
+// usable.
 type Registry struct {
 	entries sync.Map // name → *registryEntry
 	events  int      // records kept per name
