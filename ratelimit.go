@@ -29,9 +29,13 @@ const RateUnlimited = math.MaxFloat64
 // will be there, unless [WithRateLimitWait] lets the call wait. Used
 // directly, Allow decides at once, Wait waits with a context, Reserve books
 // tokens that Cancel gives back, and Tokens tells how many are left. Tokens
-// are booked at most 2^60 ns (36 years) ahead; a clock that goes backwards
-// adds none. A RateLimiter is safe for concurrent use; make one with
-// [NewRateLimiter] (the zero value is not usable).
+// are booked at most 2^60 ns (36 years) ahead. A clock that goes backwards
+// adds none: the bucket reads as it was at that earlier time, with the
+// tokens taken since still taken, where x/time/rate keeps the count and
+// restarts the refill from there; so an injected clock set back before the
+// limiter was made finds fewer tokens than the burst. A RateLimiter is safe
+// for concurrent use; make one with [NewRateLimiter] (the zero value is not
+// usable).
 type RateLimiter struct {
 	// tat is the theoretical arrival time of the algorithm: when the bucket
 	// will be full again if nothing more is taken, in nanoseconds since
