@@ -6,4 +6,14 @@ replace github.com/faf87a20/resilience => ../
 
 replace github.com/faf87a20/resilience/resilienceredis => ../resilienceredis
 
-require github.com/faf87a20/resilience v0.1.0
+require (
+	github.com/faf87a20/resilience v0.1.0
+	github.com/hashicorp/go-hclog v1.6.3
+)
+
+require (
+	github.com/fatih/color v1.13.0 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.14 // indirect
+	golang.org/x/sys v0.0.0-20220503163025-988cb79eb6c6 // indirect
+)

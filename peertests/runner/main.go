@@ -131,7 +131,9 @@ func main() {
 			bad = true
 		}
 	}
-	os.RemoveAll("_run")
+	if os.Getenv("PEERTESTS_DEBUG") == "" {
+		os.RemoveAll("_run")
+	}
 	summary(os.Stdout, results)
 	if bad {
 		os.Exit(1)
@@ -235,6 +237,9 @@ func run(p peer, verbose bool) (r result) {
 		if len(errs) == 0 {
 			break
 		}
+		if os.Getenv("PEERTESTS_DEBUG") != "" {
+			fmt.Println("    round", round, errs)
+		}
 		if round > 50 {
 			return fail("still not compiling after 50 rounds: %v", errs)
 		}
@@ -259,6 +264,9 @@ func run(p peer, verbose bool) (r result) {
 				continue
 			}
 			d := declAt(fset, f, ce.line)
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+				return fail("an import does not compile: %s", ce)
+			}
 			if d == nil {
 				return fail("does not compile outside any declaration: %s", ce)
 			}
@@ -498,7 +506,7 @@ func removeDecls(f *ast.File, d ast.Decl) {
 // removeImport takes out the import a compiler error at line says is not
 // used, and reports whether it did.
 func removeImport(fset *token.FileSet, f *ast.File, line int, msg string) bool {
-	if !strings.Contains(msg, "imported and not used") {
+	if !unusedImportRe.MatchString(msg) {
 		return false
 	}
 	for _, d := range f.Decls {
@@ -575,8 +583,9 @@ func declNames(d ast.Decl) []string {
 }
 
 var (
-	undefinedRe = regexp.MustCompile(`undefined: ([\w.]+)`)
-	memberRe    = regexp.MustCompile(`has no field or method (\w+)|unknown field (\w+)|cannot refer to unexported (?:field|method|name) (\w+)`)
+	unusedImportRe = regexp.MustCompile(`imported (as \w+ )?and not used`)
+	undefinedRe    = regexp.MustCompile(`undefined: ([\w.]+)`)
+	memberRe       = regexp.MustCompile(`has no field or method (\w+)|unknown field (\w+)|cannot refer to unexported (?:field|method|name) (\w+)`)
 )
 
 // classify says why a compile error took a declaration out, and whether

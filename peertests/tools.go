@@ -1,0 +1,9 @@
+//go:build tools
+
+// The modules the peers' tests import beside the adapters, kept in go.mod
+// for the runner's copies.
+package peertests
+
+import (
+	_ "github.com/hashicorp/go-hclog"
+)
