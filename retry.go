@@ -19,7 +19,10 @@ import (
 // When the attempts run out, the error is a *[RetryError] that matches both
 // [ErrRetriesExhausted] and the last attempt's error; when the caller's
 // context ends during a wait, it matches the context's error and the last
-// attempt's. An error not to retry is returned as it is: [WithRetryOn],
+// attempt's. An attempt that returns once the caller's context has ended
+// is not retried, and its error comes back as fn returned it (it matches
+// the context's error only if fn's does). An error not to retry is
+// returned as it is: [WithRetryOn],
 // [WithAbortOn] or [WithRetryIf] says which (given two, Retry panics), and
 // [Permanent] marks one. Retry panics if an option is invalid; Execute
 // panics if fn is nil.

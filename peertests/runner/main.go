@@ -99,6 +99,7 @@ type result struct {
 	passed   []string
 	failed   []string
 	excluded []excluded
+	bubbled  []string // tests run in a testing/synctest bubble, on its fake clock
 	problems []string // what stops the run from being trusted: stale deviations, a broken adapter
 	elapsed  time.Duration
 }
@@ -168,6 +169,10 @@ func run(p peer, verbose bool) (r result) {
 	if err != nil {
 		return fail("%v", err)
 	}
+	bubbled, err := readDeviations(filepath.Join(p.adapter, "SYNCTEST.txt"))
+	if err != nil {
+		return fail("%v", err)
+	}
 	work := filepath.Join("_run", filepath.FromSlash(p.adapter))
 	os.RemoveAll(work)
 	if err := os.MkdirAll(work, 0o755); err != nil {
@@ -195,11 +200,21 @@ func run(p peer, verbose bool) (r result) {
 				r.excluded = append(r.excluded, d)
 			}
 		}
+		for _, b := range bubbled {
+			if bubble(f, b.test) {
+				r.bubbled = append(r.bubbled, b.test)
+			}
+		}
 		suite[name] = f
 	}
 	for _, d := range devs {
 		if !seen[d.test] {
 			fail("DEVIATIONS.txt lists %s, which the suite does not have", d.test)
+		}
+	}
+	for _, b := range bubbled {
+		if !slices.Contains(r.bubbled, b.test) {
+			fail("SYNCTEST.txt lists %s, which the suite does not have (or DEVIATIONS.txt leaves out)", b.test)
 		}
 	}
 	var addr string
@@ -503,6 +518,63 @@ func removeDecls(f *ast.File, d ast.Decl) {
 	}
 }
 
+// bubble makes the test name run inside a testing/synctest bubble, where
+// time is fake and moves only when every goroutine of the bubble waits:
+// its sleeps then take no real time, and its verdict does not depend on
+// the machine's speed. It reports whether f has the test.
+func bubble(f *ast.File, name string) bool {
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || fn.Name.Name != name || fn.Body == nil {
+			continue
+		}
+		param := fn.Type.Params.List[0]
+		t := "t"
+		if len(param.Names) == 1 && param.Names[0].Name != "_" {
+			t = param.Names[0].Name
+		} else {
+			param.Names = []*ast.Ident{ast.NewIdent(t)}
+		}
+		inner := &ast.FuncLit{
+			Type: &ast.FuncType{Params: &ast.FieldList{List: []*ast.Field{{
+				Names: []*ast.Ident{ast.NewIdent(t)},
+				Type:  &ast.StarExpr{X: &ast.SelectorExpr{X: ast.NewIdent("testing"), Sel: ast.NewIdent("T")}},
+			}}}},
+			Body: fn.Body,
+		}
+		call := &ast.CallExpr{
+			Fun:  &ast.SelectorExpr{X: ast.NewIdent("synctest"), Sel: ast.NewIdent("Test")},
+			Args: []ast.Expr{ast.NewIdent(t), inner},
+		}
+		fn.Body = &ast.BlockStmt{List: []ast.Stmt{&ast.ExprStmt{X: call}}}
+		addImport(f, "testing/synctest")
+		return true
+	}
+	return false
+}
+
+// addImport adds path to f's imports if it is not there.
+func addImport(f *ast.File, path string) {
+	for _, im := range f.Imports {
+		if p, _ := strconv.Unquote(im.Path.Value); p == path {
+			return
+		}
+	}
+	spec := &ast.ImportSpec{Path: &ast.BasicLit{Kind: token.STRING, Value: strconv.Quote(path)}}
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT {
+			gd.Specs = append(gd.Specs, spec)
+			if !gd.Lparen.IsValid() {
+				gd.Lparen = gd.Pos()
+			}
+			f.Imports = append(f.Imports, spec)
+			return
+		}
+	}
+	f.Decls = append([]ast.Decl{&ast.GenDecl{Tok: token.IMPORT, Specs: []ast.Spec{spec}}}, f.Decls...)
+	f.Imports = append(f.Imports, spec)
+}
+
 // removeImport takes out the import a compiler error at line says is not
 // used, and reports whether it did.
 func removeImport(fset *token.FileSet, f *ast.File, line int, msg string) bool {
@@ -753,10 +825,10 @@ func lastLines(s string, n int) string {
 // out.
 func summary(w *os.File, results []result) {
 	fmt.Fprintln(w, "\n--- peers' test suites over the adapters")
-	fmt.Fprintf(w, "%-24s %6s %7s %7s %9s %8s\n", "peer", "ran", "passed", "failed", "excluded", "time")
+	fmt.Fprintf(w, "%-24s %6s %7s %7s %9s %9s %8s\n", "peer", "ran", "passed", "failed", "excluded", "fake time", "time")
 	for _, r := range results {
 		ran := len(r.passed) + len(r.failed)
-		fmt.Fprintf(w, "%-24s %6d %7d %7d %9d %7.1fs\n", r.peer.name, ran, len(r.passed), len(r.failed), len(r.excluded), r.elapsed.Seconds())
+		fmt.Fprintf(w, "%-24s %6d %7d %7d %9d %9d %7.1fs\n", r.peer.name, ran, len(r.passed), len(r.failed), len(r.excluded), len(r.bubbled), r.elapsed.Seconds())
 	}
 	for _, r := range results {
 		if len(r.excluded) == 0 && len(r.failed) == 0 && len(r.problems) == 0 {
