@@ -6,4 +6,5 @@ package peertests
 
 import (
 	_ "github.com/hashicorp/go-hclog"
+	_ "k8s.io/utils/clock/testing"
 )

@@ -311,7 +311,7 @@ func run(p peer, verbose bool) (r result) {
 		}
 	}
 	// Run what compiles.
-	cmd := exec.Command("go", "test", "-race", "-count=1", "-json", "-timeout=5m", "./"+filepath.ToSlash(work))
+	cmd := exec.Command("go", "test", "-race", "-count=1", "-json", "-timeout=2m", "./"+filepath.ToSlash(work))
 	cmd.Env = os.Environ()
 	if addr != "" {
 		cmd.Env = append(cmd.Env, "PEERTESTS_REDIS_ADDR="+addr)
@@ -345,6 +345,14 @@ func run(p peer, verbose bool) (r result) {
 		}
 	}
 	var names []string
+	for n := range outputs {
+		if status[n] == "" {
+			// Output but no verdict: the test was running when the binary
+			// died (a panic elsewhere, the timeout).
+			status[n] = "fail"
+			outputs[n].WriteString("    (did not finish)\n")
+		}
+	}
 	for n := range status {
 		names = append(names, n)
 	}
@@ -367,7 +375,7 @@ func run(p peer, verbose bool) (r result) {
 	if len(names) == 0 || cmd.ProcessState == nil || !cmd.ProcessState.Success() && len(r.failed) == 0 {
 		// The binary died before a test ended (a panic, a race report in
 		// TestMain, a timeout): show why.
-		fail("go test did not finish: %s%s", lastLines(string(out), 30), stderr.String())
+		fail("go test did not finish: %s", lastLines(stderr.String(), 30))
 	}
 	return r
 }
