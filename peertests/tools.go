@@ -6,5 +6,6 @@ package peertests
 
 import (
 	_ "github.com/hashicorp/go-hclog"
+	_ "github.com/stretchr/testify/require"
 	_ "k8s.io/utils/clock/testing"
 )
