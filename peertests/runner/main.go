@@ -78,6 +78,8 @@ var peers = []peer{
 		files: []string{"deadline_test.go"}, adapter: "goresiliency/deadline"},
 	{name: "go-resiliency/semaphore", module: "github.com/eapache/go-resiliency", version: "v1.7.0", dir: "semaphore",
 		files: []string{"semaphore_test.go"}, adapter: "goresiliency/semaphore"},
+	{name: "go-resiliency/batcher", module: "github.com/eapache/go-resiliency", version: "v1.7.0", dir: "batcher",
+		files: []string{"batcher_test.go"}, adapter: "goresiliency/batcher"},
 	{name: "k8s wait", module: "k8s.io/apimachinery", version: "v0.37.2", dir: "pkg/util/wait",
 		files: []string{"wait_test.go"}, adapter: "wait"},
 	{name: "go-retryablehttp", module: "github.com/hashicorp/go-retryablehttp", version: "v0.7.8",
