@@ -4,7 +4,9 @@
 //
 // The methods that take a time (AllowN, ReserveN, TokensAt, DelayFrom,
 // CancelAt) run the limiter on a clock set to that time; the others read
-// the real clock.
+// the real clock. The package also offers reserveN and the Reservation's
+// ok and timeToAct, the seams x/time/rate's tests reserve through, over
+// the public ReserveN and Delay.
 package rate
 
 import (
@@ -112,8 +114,27 @@ func (lim *Limiter) Reserve() *Reservation { return lim.ReserveN(time.Now(), 1) 
 
 // ReserveN books n tokens at t.
 func (lim *Limiter) ReserveN(t time.Time, n int) *Reservation {
-	r := &Reservation{lim: lim}
-	lim.atTime(t, func() { r.r = lim.lim().ReserveN(n) })
+	r := lim.reserveN(t, n, InfDuration)
+	return &r
+}
+
+// reserveN is the seam x/time/rate's tests reserve through: ReserveN at t,
+// refused when the tokens would come more than maxFutureReserve after t.
+// It fills in ok and timeToAct, which those tests read.
+func (lim *Limiter) reserveN(t time.Time, n int, maxFutureReserve time.Duration) Reservation {
+	r := Reservation{lim: lim}
+	lim.atTime(t, func() {
+		r.r = lim.lim().ReserveN(n)
+		if !r.r.OK() {
+			return
+		}
+		d := r.r.Delay()
+		if d > maxFutureReserve {
+			r.r.Cancel()
+			return
+		}
+		r.ok, r.timeToAct = true, t.Add(d)
+	})
 	return r
 }
 
@@ -125,18 +146,23 @@ func (lim *Limiter) WaitN(ctx context.Context, n int) error { return lim.lim().W
 
 // Reservation is tokens booked by ReserveN.
 type Reservation struct {
-	lim *Limiter
-	r   *resilience.Reservation
+	lim       *Limiter
+	r         *resilience.Reservation
+	ok        bool
+	timeToAct time.Time
 }
 
 // OK reports whether the tokens were booked.
-func (r *Reservation) OK() bool { return r.r.OK() }
+func (r *Reservation) OK() bool { return r.ok }
 
 // Delay returns the wait from now until the tokens are there.
 func (r *Reservation) Delay() time.Duration { return r.DelayFrom(time.Now()) }
 
 // DelayFrom returns the wait from t until the tokens are there.
 func (r *Reservation) DelayFrom(t time.Time) (d time.Duration) {
+	if !r.ok {
+		return InfDuration
+	}
 	r.lim.atTime(t, func() { d = r.r.Delay() })
 	return d
 }
@@ -145,4 +171,8 @@ func (r *Reservation) DelayFrom(t time.Time) (d time.Duration) {
 func (r *Reservation) Cancel() { r.CancelAt(time.Now()) }
 
 // CancelAt gives the tokens back at t.
-func (r *Reservation) CancelAt(t time.Time) { r.lim.atTime(t, r.r.Cancel) }
+func (r *Reservation) CancelAt(t time.Time) {
+	if r.ok {
+		r.lim.atTime(t, r.r.Cancel)
+	}
+}
