@@ -6,7 +6,8 @@
 // CancelAt) run the limiter on a clock set to that time; the others read
 // the real clock. The package also offers reserveN and the Reservation's
 // ok and timeToAct, the seams x/time/rate's tests reserve through, over
-// the public ReserveN and Delay.
+// the public ReserveN and Delay, and wait, their seam to wait on fake
+// timers, over WaitN.
 package rate
 
 import (
@@ -62,8 +63,12 @@ func (lim *Limiter) lim() *resilience.RateLimiter {
 	return lim.made
 }
 
-// settable reads the real clock, or the time one call set.
-type settable struct{ set atomic.Pointer[time.Time] }
+// settable reads the real clock, or the time one call set; its deadlines
+// are real timers, or the fake timers of one call's newTimer.
+type settable struct {
+	set      atomic.Pointer[time.Time]
+	newTimer func(d time.Duration) (<-chan time.Time, func() bool, func())
+}
 
 func (c *settable) Now() time.Time {
 	if t := c.set.Load(); t != nil {
@@ -73,7 +78,23 @@ func (c *settable) Now() time.Time {
 }
 
 func (c *settable) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(parent, d.Sub(c.Now()))
+	if c.newTimer == nil {
+		return context.WithTimeout(parent, d.Sub(c.Now()))
+	}
+	// As x/time/rate's wait does with the timer its tests give it: make
+	// the timer, move the fake time on to the next timer, then wait.
+	ch, stop, advance := c.newTimer(d.Sub(c.Now()))
+	advance()
+	ctx, cancel := context.WithCancel(parent)
+	go func() {
+		select {
+		case <-ch:
+			cancel()
+		case <-ctx.Done():
+			stop()
+		}
+	}()
+	return ctx, cancel
 }
 
 // atTime runs f with the limiter's clock at t.
@@ -143,6 +164,17 @@ func (lim *Limiter) Wait(ctx context.Context) error { return lim.lim().Wait(ctx)
 
 // WaitN takes n tokens, waiting for them.
 func (lim *Limiter) WaitN(ctx context.Context, n int) error { return lim.lim().WaitN(ctx, n) }
+
+// wait is the seam x/time/rate's tests wait through: WaitN at t, on the
+// fake timers of newTimer.
+func (lim *Limiter) wait(ctx context.Context, n int, t time.Time, newTimer func(d time.Duration) (<-chan time.Time, func() bool, func())) (err error) {
+	lim.atTime(t, func() {
+		lim.clk.newTimer = newTimer
+		defer func() { lim.clk.newTimer = nil }()
+		err = lim.lim().WaitN(ctx, n)
+	})
+	return err
+}
 
 // Reservation is tokens booked by ReserveN.
 type Reservation struct {
