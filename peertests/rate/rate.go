@@ -167,6 +167,8 @@ func (lim *Limiter) WaitN(ctx context.Context, n int) error { return lim.lim().W
 
 // wait is the seam x/time/rate's tests wait through: WaitN at t, on the
 // fake timers of newTimer.
+//
+//lint:ignore U1000 called by x/time/rate's tests, which the runner adds to the package
 func (lim *Limiter) wait(ctx context.Context, n int, t time.Time, newTimer func(d time.Duration) (<-chan time.Time, func() bool, func())) (err error) {
 	lim.atTime(t, func() {
 		lim.clk.newTimer = newTimer

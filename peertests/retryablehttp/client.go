@@ -305,14 +305,13 @@ type call struct {
 	req *Request
 	ctx context.Context
 
-	mu        sync.Mutex
-	attempts  int            // attempts sent
-	checked   int            // attempts CheckRetry saw
-	resp      *http.Response // the last attempt's response
-	err       error          // the last attempt's error
-	retry     bool           // CheckRetry's last verdict
-	checkErr  error          // CheckRetry's last error
-	handlerOK bool           // the response handler accepted the last response
+	mu       sync.Mutex
+	attempts int            // attempts sent
+	checked  int            // attempts CheckRetry saw
+	resp     *http.Response // the last attempt's response
+	err      error          // the last attempt's error
+	retry    bool           // CheckRetry's last verdict
+	checkErr error          // CheckRetry's last error
 }
 
 // RoundTrip is one attempt, below the resiliencehttp.Transport.

@@ -545,18 +545,24 @@ func bubble(f *ast.File, name string) bool {
 		} else {
 			param.Names = []*ast.Ident{ast.NewIdent(t)}
 		}
+		// The new nodes take positions inside the old body, so that the
+		// printer leaves the file's comments where they were.
+		open, end := fn.Body.Lbrace, fn.Body.Rbrace
+		id := func(name string) *ast.Ident { return &ast.Ident{NamePos: open, Name: name} }
 		inner := &ast.FuncLit{
-			Type: &ast.FuncType{Params: &ast.FieldList{List: []*ast.Field{{
-				Names: []*ast.Ident{ast.NewIdent(t)},
-				Type:  &ast.StarExpr{X: &ast.SelectorExpr{X: ast.NewIdent("testing"), Sel: ast.NewIdent("T")}},
+			Type: &ast.FuncType{Func: open, Params: &ast.FieldList{Opening: open, Closing: open, List: []*ast.Field{{
+				Names: []*ast.Ident{id(t)},
+				Type:  &ast.StarExpr{Star: open, X: &ast.SelectorExpr{X: id("testing"), Sel: id("T")}},
 			}}}},
 			Body: fn.Body,
 		}
 		call := &ast.CallExpr{
-			Fun:  &ast.SelectorExpr{X: ast.NewIdent("synctest"), Sel: ast.NewIdent("Test")},
-			Args: []ast.Expr{ast.NewIdent(t), inner},
+			Fun:    &ast.SelectorExpr{X: id("synctest"), Sel: id("Test")},
+			Lparen: open,
+			Args:   []ast.Expr{id(t), inner},
+			Rparen: end,
 		}
-		fn.Body = &ast.BlockStmt{List: []ast.Stmt{&ast.ExprStmt{X: call}}}
+		fn.Body = &ast.BlockStmt{Lbrace: open, List: []ast.Stmt{&ast.ExprStmt{X: call}}, Rbrace: end}
 		addImport(f, "testing/synctest")
 		return true
 	}
