@@ -53,8 +53,9 @@ func (o Option) applyCursor(c *Cursor) { o.set(&c.common) }
 // first one again, as with Kubernetes' ExponentialBackoffManager and its
 // reset duration. With d = 0 the cursor starts over after any pause at all,
 // as that manager does with a reset of 0; only calls at the same instant of
-// the clock go on down the backoff. Without this option a cursor never
-// resets by itself. It panics if d is negative.
+// the clock go on down the backoff (wait.Backoff's DelayWithReset with a
+// reset of 0 differs: it never grows at all). Without this option a cursor
+// never resets by itself. It panics if d is negative.
 func WithCursorIdleReset(d time.Duration) CursorOption {
 	checkDuration("WithCursorIdleReset", "d", d)
 	return cursorOptionFunc(func(c *Cursor) { c.idle, c.idleSet = d, true })
