@@ -2,7 +2,8 @@
 // on top of resilience.Retry, its go-resiliency schedules
 // (ConstantSchedule, ExponentialSchedule, LimitedExponentialSchedule) and
 // its classification options, so that that library's own tests check ours.
-// It is written for this module's tests, not for use.
+// It is written for this module's tests, not for use. It also offers
+// calcSleep, the seam go-resiliency's tests read its waits through.
 //
 // The Retrier runs without a retry quota (resilience.WithoutBudget), as
 // go-resiliency has none.
@@ -150,18 +151,11 @@ func (r *Retrier) retry() (resilience.Policy[struct{}], bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.policy == nil {
-		b := resilience.Schedule(r.backoff...)
 		attempts := len(r.backoff) + 1
 		if r.infinite {
 			attempts = 0
-			if len(r.backoff) > 0 {
-				b = resilience.HoldLast(b)
-			}
 		}
-		if r.jitter > 0 {
-			b = resilience.SymmetricJitter(b, r.jitter)
-		}
-		opts := []resilience.RetryOption{resilience.WithAttempts(attempts), resilience.WithBackoff(b), resilience.WithoutBudget()}
+		opts := []resilience.RetryOption{resilience.WithAttempts(attempts), resilience.WithBackoff(r.waits()), resilience.WithoutBudget()}
 		switch c := r.class.(type) {
 		case DefaultClassifier:
 		case WhitelistClassifier:
@@ -174,6 +168,31 @@ func (r *Retrier) retry() (resilience.Policy[struct{}], bool) {
 		r.policy = resilience.Retry[struct{}](opts...)
 	}
 	return r.policy, r.surface
+}
+
+// waits returns the Retrier's waits: its schedule, the last wait held for
+// ever after it (which only an infinite Retrier reaches), spread by its
+// jitter. r.mu must be held.
+func (r *Retrier) waits() resilience.Backoff {
+	b := resilience.Schedule(r.backoff...)
+	if len(r.backoff) > 0 {
+		b = resilience.HoldLast(b)
+	}
+	if r.jitter > 0 {
+		b = resilience.SymmetricJitter(b, r.jitter)
+	}
+	return b
+}
+
+// calcSleep is the seam go-resiliency's tests read the waits through: the
+// wait before retry i+1.
+//
+//lint:ignore U1000 called by go-resiliency's tests, which the runner adds to the package
+func (r *Retrier) calcSleep(i int) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	d, _ := r.waits().Delay(i+1, 0)
+	return d
 }
 
 // Run runs work until it succeeds or is not to be retried, or the waits
