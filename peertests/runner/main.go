@@ -233,7 +233,7 @@ func run(p peer, verbose bool) (r result) {
 	}
 	// Compile, and take out what does not compile against the adapter,
 	// until the rest does.
-	helpers := map[string]string{} // declarations taken out, and why
+	takenOut := map[string]string{} // declarations taken out, and why
 	for round := 0; ; round++ {
 		if err := writeSuite(fset, suite, work); err != nil {
 			return fail("%v", err)
@@ -288,7 +288,7 @@ func run(p peer, verbose bool) (r result) {
 				return fail("does not compile outside any declaration: %s", ce)
 			}
 			name := declName(d)
-			why, internal := classify(ce.msg, helpers)
+			why, internal := classify(ce.msg, takenOut)
 			if fn, ok := d.(*ast.FuncDecl); ok && isTest(fn) {
 				if !internal {
 					r.failed = append(r.failed, name)
@@ -298,9 +298,9 @@ func run(p peer, verbose bool) (r result) {
 				}
 			} else {
 				for _, n := range declNames(d) {
-					helpers[n] = why
+					takenOut[n] = why
 					if !internal {
-						helpers[n] = "!" + why
+						takenOut[n] = "!" + why
 					}
 				}
 			}
@@ -678,9 +678,9 @@ var (
 
 // classify says why a compile error took a declaration out, and whether
 // that is because the test reaches into the peer's internals (an
-// unexported name, directly or through a helper taken out for that) rather
+// unexported name, directly or through a declaration of the suite taken out for that) rather
 // than because the adapter lacks part of the peer's API.
-func classify(msg string, helpers map[string]string) (string, bool) {
+func classify(msg string, takenOut map[string]string) (string, bool) {
 	name := ""
 	if m := undefinedRe.FindStringSubmatch(msg); m != nil {
 		name = m[1]
@@ -693,7 +693,7 @@ func classify(msg string, helpers map[string]string) (string, bool) {
 	if name == "" {
 		return msg, false
 	}
-	if why, ok := helpers[name]; ok {
+	if why, ok := takenOut[name]; ok {
 		if strings.HasPrefix(why, "!") {
 			return "through " + name + " (" + why[1:] + ")", false
 		}

@@ -19,13 +19,13 @@ import (
 	"time"
 )
 
-// helper reaches into the peer.
-func helper() int { return unexported }
+// util reaches into the peer.
+func util() int { return unexported }
 
 func TestA(t *testing.T) { time.Sleep(time.Second) }
 
 // TestB says something.
-func TestB(t *testing.T) { _ = helper() }
+func TestB(t *testing.T) { _ = util() }
 
 func TestC(_ *testing.T) {}
 `
@@ -121,7 +121,7 @@ func TestBubble(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	helpers := map[string]string{
+	takenOut := map[string]string{
 		"runWait":  "uses the peer's unexported wait",
 		"newThing": "!undefined: Thing",
 	}
@@ -139,7 +139,7 @@ func TestClassify(t *testing.T) {
 		{"cannot use x (variable of type int) as string value", "cannot use x (variable of type int) as string value", false},
 	}
 	for _, tc := range tests {
-		why, internal := classify(tc.msg, helpers)
+		why, internal := classify(tc.msg, takenOut)
 		if why != tc.why || internal != tc.internal {
 			t.Errorf("classify(%q) = %q, %v, want %q, %v", tc.msg, why, internal, tc.why, tc.internal)
 		}
