@@ -46,7 +46,8 @@ func (o Option) applyCursor(c *Cursor) { o.set(&c.common) }
 
 // WithCursorIdleReset makes a cursor start over when more than d has passed
 // since Next was last called, as Kubernetes' ExponentialBackoffManager
-// does; with d = 0, after any pause. By default a cursor never resets by
+// does; with d = 0, after any pause (wait.Backoff's DelayWithReset with a
+// reset of 0 differs: it never grows). By default a cursor never resets by
 // itself. It panics if d is negative.
 func WithCursorIdleReset(d time.Duration) CursorOption {
 	checkDuration("WithCursorIdleReset", "d", d)

@@ -19,7 +19,8 @@ const RateUnlimited = math.MaxFloat64
 // golang.org/x/time/rate's Limiter does: a token bucket that holds at most
 // burst tokens, starts full and refills at rate tokens a second. A call
 // takes one token; AllowN, WaitN and ReserveN take n. Tokens are booked at
-// most 2^60 ns (36 years) ahead. As a [Guard] it refuses at once with a
+// most 2^60 ns (36 years) ahead; a clock that goes backwards adds none
+// (docs/rate-limits.md). As a [Guard] it refuses at once with a
 // *[RateLimitError], unless [WithRateLimitWait] lets the call wait. A
 // RateLimiter is safe for concurrent use; the zero value is not usable.
 type RateLimiter struct {

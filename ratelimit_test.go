@@ -187,6 +187,32 @@ func TestRateLimiterGuardRefusesWithAHint(t *testing.T) {
 	assert.Equal(t, resilience.Event{Kind: resilience.EventRefused, Component: "ratelimiter", Name: "payments", Err: resilience.ErrRateLimited, Wait: 300 * time.Millisecond}, events.events[1])
 }
 
+// TestRateLimiterClockGoesBackwards: a clock set back reads the bucket as
+// it was at that earlier time (the tokens taken since stay taken), as the
+// doc says, and the trip back and forth adds no token.
+func TestRateLimiterClockGoesBackwards(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []time.Duration // moves of the clock, each followed by a reading of Tokens
+		take  int             // tokens taken at the start, before the moves
+		want  []float64
+	}{
+		{"set back before the limiter was made", []time.Duration{-100 * time.Millisecond, 100 * time.Millisecond}, 0, []float64{1, 2}},
+		{"set back after a take", []time.Duration{100 * time.Millisecond, -100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}, 2, []float64{1, 0, 1, 2}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newManualClock()
+			l := resilience.NewRateLimiter(10, 2, resilience.WithClock(c))
+			require.True(t, l.AllowN(tc.take))
+			for i, d := range tc.steps {
+				c.Add(d)
+				assert.InDelta(t, tc.want[i], l.Tokens(), 1e-9, "Tokens() after step %d (%v)", i, d)
+			}
+		})
+	}
+}
+
 // TestRateLimiterRetryWaitsExactlyTheHint: a Retry outside the limiter
 // waits what the refusal says, to the nanosecond, and then gets through.
 func TestRateLimiterRetryWaitsExactlyTheHint(t *testing.T) {

@@ -11,10 +11,12 @@ import (
 // Retry returns a policy that calls fn again when it fails, waiting as a
 // [Backoff] says, until an attempt succeeds, the error is one not to retry
 // (returned as it is), or the attempts, the time, the retry budget or the
-// caller's context run out (a *[RetryError]). By default it makes 3
-// attempts, retries every error, and draws retries from a quota of its own,
-// [NewRetryQuota](40), shared by every call: build a Retry once. Retry
-// panics if an option is invalid; Execute panics if fn is nil.
+// caller's context run out (a *[RetryError]); an attempt that returns once
+// the caller's context has ended is not retried, its error returned as fn
+// gave it. By default it makes 3 attempts, retries every error, and draws
+// retries from a quota of its own, [NewRetryQuota](40), shared by every
+// call: build a Retry once. Retry panics if an option is invalid; Execute
+// panics if fn is nil.
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {

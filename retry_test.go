@@ -191,16 +191,36 @@ func TestRetryNeverSleepsIntoTheDeadline(t *testing.T) {
 	})
 }
 
+// TestRetryCallerContextEndedIsNotRetried: an attempt that returns once the
+// caller's context has ended is not retried, and its error comes back as fn
+// returned it, whether that is the context's error or one of fn's own.
 func TestRetryCallerContextEndedIsNotRetried(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	calls := 0
-	_, err := resilience.Do(ctx, resilience.Retry[int](), func(ctx context.Context) (int, error) {
-		calls++
-		return 0, ctx.Err()
-	})
-	assert.Equal(t, context.Canceled, err)
-	assert.Equal(t, 1, calls)
+	tests := []struct {
+		name         string
+		endedBefore  bool // the context ends before the call, else during the first attempt
+		attemptError func(ctx context.Context) error
+		want         error
+	}{
+		{"ended before, fn returns the context's error", true, context.Cause, context.Canceled},
+		{"ends during the attempt, fn returns its own error", false, func(context.Context) error { return io.ErrUnexpectedEOF }, io.ErrUnexpectedEOF},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.endedBefore {
+				cancel()
+			}
+			calls := 0
+			_, err := resilience.Do(ctx, resilience.Retry[int](), func(ctx context.Context) (int, error) {
+				calls++
+				cancel()
+				return 0, tc.attemptError(ctx)
+			})
+			assert.Equal(t, tc.want, err)
+			assert.Equal(t, 1, calls)
+		})
+	}
 }
 
 // TestRetryMockClock drives the waits with an injected clock.Mock.
