@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ type AdaptiveLimiter struct {
 	limit atomic.Int64 // the limit calls are admitted under
 	hint  atomic.Int64 // the recent mean latency, for refusals
 
+	// calls counts the calls admitted in the current window; one in every
+	// mask+1 of them (a power of two) is timed and becomes a sample, so
+	// that at high rates most calls read no clock.
+	calls, mask atomic.Int64
+
 	// The current window's aggregates, and when it may close.
 	n, sum, drops atomic.Int64
 	busy          atomic.Bool
@@ -51,7 +57,24 @@ type AdaptiveLimiter struct {
 
 	mu      sync.Mutex
 	waiters [priorityLevels]list.List // of *limiterWaiter, by level, oldest first; guarded by mu
+
+	// Enter's done functions, made once so that Enter allocates nothing
+	// without an observer: done for a call that is no sample, and one per
+	// slot for the timed calls, whose slot holds their ticket.
+	done      func(error)
+	slotFree  atomic.Uint32 // bit i set: slot i is free
+	slotTimes [sampleSlots]atomic.Uint64
+	slotDone  [sampleSlots]func(error)
 }
+
+// sampleSlots is the number of timed calls that may be in flight at once
+// through Enter without an observer; a timed call that finds none free is
+// no sample. Calls through [Guarded] carry their ticket themselves.
+const sampleSlots = 32
+
+// samplesPerWindow is about how many calls of a window are timed: enough
+// for a mean, few enough that a busy limiter rarely reads the clock.
+const samplesPerWindow = 64
 
 const (
 	adaptiveSlotMask  = 1<<32 - 1
@@ -95,6 +118,15 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	}
 	l := &AdaptiveLimiter{wait: cfg.wait, queue: cfg.queue, dropIf: cfg.dropIf, common: cfg.common}
 	l.origin = l.now()
+	l.done = func(err error) { l.exit(nil, 0, err) }
+	l.slotFree.Store(1<<sampleSlots - 1)
+	for i := range l.slotDone {
+		l.slotDone[i] = func(err error) {
+			t := l.slotTimes[i].Load()
+			l.slotFree.Or(1 << i)
+			l.exit(nil, t, err)
+		}
+	}
 	l.g = gradient{
 		floor: float64(cfg.floor), ceiling: float64(cfg.ceiling), tolerance: cfg.tolerance,
 		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 50, minSamples: 20,
@@ -234,17 +266,45 @@ func (l *AdaptiveLimiter) Queued() int { return int(l.state.Load() / adaptiveOne
 
 // Enter admits the call or refuses it, as described on [AdaptiveLimiter].
 // The done function it returns must be called exactly once with the call's
-// outcome.
+// outcome. Without an observer it allocates nothing, and done takes an
+// error matching context.Canceled for the caller's cancellation (through
+// [Guarded] the call's context tells); with one, done is the call's own.
 func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err error) {
 	t, err := l.enter(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return func(err error) { l.exit(ctx, t, err) }, nil
+	if l.observer != nil {
+		return func(err error) { l.exit(ctx, t, err) }, nil
+	}
+	if t == 0 {
+		return l.done, nil
+	}
+	for {
+		free := l.slotFree.Load()
+		if free == 0 {
+			return l.done, nil // no slot: the call is no sample
+		}
+		i := bits.TrailingZeros32(free)
+		if l.slotFree.CompareAndSwap(free, free&^(1<<i)) {
+			l.slotTimes[i].Store(t)
+			return l.slotDone[i], nil
+		}
+	}
 }
 
 // elapsed returns the time on the limiter's time line.
 func (l *AdaptiveLimiter) elapsed() int64 { return int64(l.since(l.origin)) }
+
+// ticket returns the ticket of a call just admitted: 0 for a call that is
+// no sample, else one more than the time it was admitted. An observer of
+// outcomes is told every call's duration, so every call is timed.
+func (l *AdaptiveLimiter) ticket() uint64 {
+	if l.calls.Add(1)&l.mask.Load() != 0 && !l.outcomes {
+		return 0
+	}
+	return uint64(l.elapsed()) + 1
+}
 
 // threshold returns how many calls of level lv may be in flight under
 // limit lim.
@@ -255,7 +315,7 @@ func threshold(lim int64, lv int) int64 { return max(lim*priorityShare[lv]/100, 
 func (l *AdaptiveLimiter) enter(ctx context.Context) (uint64, error) {
 	s := l.state.Load()
 	if s < l.limit.Load()*priorityShare[0]/100 && l.state.CompareAndSwap(s, s+1) {
-		return uint64(l.elapsed()), nil
+		return l.ticket(), nil
 	}
 	return l.enterSlow(ctx)
 }
@@ -269,7 +329,7 @@ func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
 			break
 		}
 		if l.state.CompareAndSwap(s, s+1) {
-			return uint64(l.elapsed()), nil
+			return l.ticket(), nil
 		}
 	}
 	if l.wait == 0 {
@@ -287,7 +347,7 @@ func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
 	case !ok:
 		return 0, l.refuse(ctx, p)
 	}
-	return uint64(l.elapsed()), nil
+	return l.ticket(), nil
 }
 
 // refuse reports the refusal of a call of priority p and returns its error.
@@ -300,28 +360,38 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 }
 
 // exit ends a call of context ctx admitted with ticket t, and makes it a
-// sample of the current window unless its caller cancelled it.
+// sample of the current window if it was timed, unless its caller
+// cancelled it. A nil ctx is a call through Enter's shared done, whose
+// context is unknown: an error matching context.Canceled is then taken
+// for the caller's.
 func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error) {
-	now := l.elapsed()
 	inFlight := l.release()
+	var now int64
+	if t != 0 {
+		now = l.elapsed()
+	}
 	if l.outcomes {
-		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t))})
+		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t-1))})
 	}
-	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled {
-		return // the caller left: the call says nothing of the server
-	}
-	if int64(t) < l.probeFrom.Load() {
-		return // admitted before the probe, under the higher limit
-	}
-	l.sum.Add(now - int64(t))
-	n := l.n.Add(1)
-	if err != nil && l.dropIf(err) {
-		l.drops.Add(1)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && (ctx == nil || ctx.Err() == context.Canceled) {
+			return // the caller left: the call says nothing of the server
+		}
+		if l.dropIf(err) {
+			l.drops.Add(1)
+		}
 	}
 	if 2*inFlight >= l.limit.Load() && !l.busy.Load() {
 		l.busy.Store(true)
 	}
-	if now >= l.closeAt.Load() && n >= l.need.Load() {
+	if t == 0 || int64(t-1) < l.probeFrom.Load() {
+		return // not timed, or admitted before the probe, under the higher limit
+	}
+	l.sum.Add(now - int64(t-1))
+	if n := l.n.Add(1); now >= l.closeAt.Load() && n >= l.need.Load() {
+		if ctx == nil {
+			ctx = context.Background()
+		}
 		l.closeWindow(ctx, now)
 	}
 }
@@ -342,6 +412,10 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		n: l.n.Swap(0), sum: time.Duration(l.sum.Swap(0)),
 		drops: l.drops.Swap(0), busy: l.busy.Swap(false),
 	}
+	// Time about samplesPerWindow of the next window's calls, if it is as
+	// busy as this one was.
+	calls := l.calls.Swap(0)
+	l.mask.Store(int64(1)<<(bits.Len64(uint64(max(calls/samplesPerWindow, 1)))-1) - 1)
 	why := l.g.update(time.Duration(now), s)
 	l.publish()
 	lim := l.limit.Load()

@@ -432,20 +432,34 @@ func (st simStats) medianLimit() int {
 }
 
 // TestAdaptiveGuardsAllocateNothing pins the cost of a call that succeeds
-// through the adaptive guards by Guarded: no allocation.
+// through the adaptive guards, by Guarded and by Enter and done: no
+// allocation, whether the call is timed or not.
 func TestAdaptiveGuardsAllocateNothing(t *testing.T) {
 	ctx := context.Background()
+	enterDone := func(g resilience.Guard) func() {
+		return func() {
+			done, err := g.Enter(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done(nil)
+		}
+	}
+	limiter, throttler := resilience.NewAdaptiveLimiter(), resilience.NewAdaptiveThrottler()
+	guardedLimiter, guardedThrottler := resilience.Guarded[int](limiter), resilience.Guarded[int](throttler)
 	tests := []struct {
 		name string
-		p    resilience.Policy[int]
+		call func()
 	}{
-		{"AdaptiveLimiter", resilience.Guarded[int](resilience.NewAdaptiveLimiter())},
-		{"AdaptiveThrottler", resilience.Guarded[int](resilience.NewAdaptiveThrottler())},
+		{"AdaptiveLimiter/Guarded", func() { _, _ = guardedLimiter.Execute(ctx, okFunc) }},
+		{"AdaptiveLimiter/Enter", enterDone(limiter)},
+		{"AdaptiveThrottler/Guarded", func() { _, _ = guardedThrottler.Execute(ctx, okFunc) }},
+		{"AdaptiveThrottler/Enter", enterDone(throttler)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, okFunc) }); n != 0 {
-				t.Errorf("Execute allocates %v times, want 0", n)
+			if n := testing.AllocsPerRun(1000, tc.call); n != 0 {
+				t.Errorf("a call allocates %v times, want 0", n)
 			}
 		})
 	}
@@ -478,6 +492,18 @@ func BenchmarkAdaptiveLimiter(b *testing.B) {
 				done(nil)
 			}
 		}
+	})
+	b.Run("Enter/parallel", func(b *testing.B) {
+		l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 1000), resilience.WithAdaptiveInitial(1000))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				done, err := l.Enter(ctx)
+				if err == nil {
+					done(nil)
+				}
+			}
+		})
 	})
 }
 

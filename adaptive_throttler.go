@@ -38,6 +38,7 @@ type AdaptiveThrottler struct {
 	partEnd            atomic.Int64 // when it ends, on the time line
 	oldReq, oldAccepts atomic.Int64 // the totals of the other parts
 	mu                 sync.Mutex   // held by the call that slides the window
+	done               func(error)  // Enter's, made once
 }
 
 const throttleParts = 10
@@ -58,6 +59,7 @@ func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 	t.width = max(t.width, 1)
 	t.origin = t.now()
 	t.partEnd.Store(int64(t.width))
+	t.done = func(err error) { t.exit(nil, 0, err) }
 	return t
 }
 
@@ -138,12 +140,14 @@ func isAccepted(err error) bool {
 
 // Enter admits the call or refuses it, as described on
 // [AdaptiveThrottler]. The done function it returns must be called exactly
-// once with the call's outcome.
+// once with the call's outcome. It allocates nothing: done takes an error
+// matching context.Canceled for the caller's cancellation (through
+// [Guarded] the call's context tells).
 func (t *AdaptiveThrottler) Enter(ctx context.Context) (done func(err error), err error) {
 	if _, err := t.enter(ctx); err != nil {
 		return nil, err
 	}
-	return func(err error) { t.exit(ctx, 0, err) }, nil
+	return t.done, nil
 }
 
 // Ratio returns the probability with which the throttle refuses a call
@@ -188,10 +192,13 @@ func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
 	return 0, nil
 }
 
+// exit counts the outcome of a call of context ctx; a nil ctx is a call
+// through Enter's done, whose context is unknown: an error matching
+// context.Canceled is then taken for the caller's.
 func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error) {
 	p := t.part()
 	switch {
-	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled:
+	case err != nil && errors.Is(err, context.Canceled) && (ctx == nil || ctx.Err() == context.Canceled):
 		p.requests.Add(-1)
 	case t.accepted(err):
 		p.accepts.Add(1)
