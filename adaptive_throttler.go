@@ -35,6 +35,8 @@ type AdaptiveThrottler struct {
 
 	parts              [throttleParts]throttlePart
 	cur                atomic.Int64 // the part calls count in
+	mask               atomic.Int64 // the clock is read when a part's count of requests & mask is 0
+	lastRead           atomic.Int64 // when it was last read so, on the time line
 	partEnd            atomic.Int64 // when it ends, on the time line
 	oldReq, oldAccepts atomic.Int64 // the totals of the other parts
 	mu                 sync.Mutex   // held by the call that slides the window
@@ -153,8 +155,8 @@ func (t *AdaptiveThrottler) Enter(ctx context.Context) (done func(err error), er
 // Ratio returns the probability with which the throttle refuses a call
 // now.
 func (t *AdaptiveThrottler) Ratio() float64 {
-	p := t.part()
-	return t.ratio(t.oldReq.Load()+p.requests.Load(), t.oldAccepts.Load()+p.accepts.Load())
+	t.advance(int64(t.since(t.origin)))
+	return t.ratio(t.totals())
 }
 
 func (t *AdaptiveThrottler) ratio(req, acc int64) float64 {
@@ -171,16 +173,30 @@ const throttleMinRequests = 20
 
 func (t *AdaptiveThrottler) part() *throttlePart { return &t.parts[t.cur.Load()] }
 
-func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
-	now := int64(t.since(t.origin))
-	if now >= t.partEnd.Load() {
-		t.slide(now)
-	}
+// totals returns the requests and accepts in the window.
+func (t *AdaptiveThrottler) totals() (req, acc int64) {
 	p := t.part()
-	req := t.oldReq.Load() + p.requests.Add(1)
-	acc := t.oldAccepts.Load() + p.accepts.Load()
+	return t.oldReq.Load() + p.requests.Load(), t.oldAccepts.Load() + p.accepts.Load()
+}
+
+// enter counts a request and refuses it with the probability of the
+// window's counts. A busy throttle reads the clock for one request in
+// every mask+1 (about 16 times a part) and whenever it might refuse one,
+// so that the window slides on time where it matters: a window that slid
+// late holds an older part a little longer.
+func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
+	if t.part().requests.Add(1)&t.mask.Load() == 0 {
+		now := int64(t.since(t.origin))
+		t.tune(now)
+		t.advance(now)
+	}
+	req, acc := t.totals()
 	if req < throttleMinRequests || float64(req) <= t.k*float64(acc) {
 		return 0, nil
+	}
+	now := int64(t.since(t.origin))
+	if t.advance(now) {
+		req, acc = t.totals()
 	}
 	if r := t.ratio(req, acc); r > 0 && float64(t.rand.uint64()>>11)/(1<<53) < r {
 		err := &ShedError{sentinel: ErrThrottled, priority: PriorityFrom(ctx), after: max(time.Duration(t.partEnd.Load()-now), time.Millisecond)}
@@ -190,6 +206,30 @@ func (t *AdaptiveThrottler) enter(ctx context.Context) (uint64, error) {
 		return 0, err
 	}
 	return 0, nil
+}
+
+// tune doubles the number of requests between readings of the clock while
+// they come faster than 16 a part, and starts again from every request
+// when they come slower than 8: a throttle shared by many callers reads
+// the clock rarely, an idle one at every request.
+func (t *AdaptiveThrottler) tune(now int64) {
+	gap, every := now-t.lastRead.Swap(now), int64(t.width)/16
+	switch m := t.mask.Load(); {
+	case gap < every && m < 1<<30:
+		t.mask.Store(2*m + 1)
+	case gap > 2*every:
+		t.mask.Store(0)
+	}
+}
+
+// advance slides the window if now is past the current part, and reports
+// whether it did.
+func (t *AdaptiveThrottler) advance(now int64) bool {
+	if now < t.partEnd.Load() {
+		return false
+	}
+	t.slide(now)
+	return true
 }
 
 // exit counts the outcome of a call of context ctx; a nil ctx is a call

@@ -161,6 +161,48 @@ func TestAdaptiveThrottlerWindow(t *testing.T) {
 	}
 }
 
+// alwaysRand draws 0: the throttle refuses whenever its ratio is above 0.
+type alwaysRand struct{}
+
+func (alwaysRand) Uint64() uint64 { return 0 }
+
+// TestAdaptiveThrottlerBusyWindowSlides: a throttle whose requests come
+// so fast that it reads the clock for few of them still lets a call
+// through once the refusals have left the window, and still refuses one
+// while they have not.
+func TestAdaptiveThrottlerBusyWindowSlides(t *testing.T) {
+	tests := []struct {
+		name    string
+		after   time.Duration
+		refused bool
+	}{
+		{"within the window", 5 * time.Second, true},
+		{"after the window", 11 * time.Second, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(alwaysRand{}))
+			for i := range 100_000 { // 100 calls a microsecond, all refused by the service
+				if i%100 == 0 {
+					clk.Add(time.Microsecond)
+				}
+				if done, err := th.Enter(context.Background()); err == nil {
+					done(resilience.ErrBulkheadFull)
+				}
+			}
+			clk.Add(tc.after)
+			done, err := th.Enter(context.Background())
+			if tc.refused {
+				require.ErrorIs(t, err, resilience.ErrThrottled)
+				return
+			}
+			require.NoError(t, err)
+			done(nil)
+		})
+	}
+}
+
 func TestAdaptiveThrottlerBadOptions(t *testing.T) {
 	tests := []struct {
 		name string
