@@ -129,7 +129,7 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	}
 	l.g = gradient{
 		floor: float64(cfg.floor), ceiling: float64(cfg.ceiling), tolerance: cfg.tolerance,
-		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 50, minSamples: 20,
+		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 200, minSamples: 20,
 		limit: float64(cfg.initial), probing: true,
 	}
 	l.publish()
@@ -415,8 +415,12 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 	// Time about samplesPerWindow of the next window's calls, if it is as
 	// busy as this one was.
 	calls := l.calls.Swap(0)
-	l.mask.Store(int64(1)<<(bits.Len64(uint64(max(calls/samplesPerWindow, 1)))-1) - 1)
 	why := l.g.update(time.Duration(now), s)
+	mask := int64(1)<<(bits.Len64(uint64(max(calls/samplesPerWindow, 1)))-1) - 1
+	if l.g.probing {
+		mask = 0 // a probe times every call, to end soon
+	}
+	l.mask.Store(mask)
 	l.publish()
 	lim := l.limit.Load()
 	l.wmu.Unlock()

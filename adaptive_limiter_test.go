@@ -187,7 +187,7 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 			clk := newManualClock()
 			rec := &recorder{}
 			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec))
-			for range 20 { // rounds of 10 calls at once, 10ms each
+			for range 40 { // rounds of 10 calls at once, 10ms each: a probe of 200, then windows
 				ctx, cancel := context.WithCancel(context.Background())
 				var dones []func(error)
 				for range 10 {
