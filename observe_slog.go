@@ -8,8 +8,8 @@ import (
 // SlogObserver is an [Observer] that logs each event through a
 // [*slog.Logger]: the message is the kind's name ("retry", "give-up"), the
 // attributes are the fields the kind sets (component, name, attempt, error,
-// reason, wait, retry_after, timeout, duration, size, from, to, panic,
-// stack). [NewSlogObserver] makes one that logs at a level by kind:
+// reason, wait, retry_after, priority, timeout, duration, size, from, to,
+// panic, stack; a limit change's from and to are the limits). [NewSlogObserver] makes one that logs at a level by kind:
 //
 //	Error  late-panic
 //	Warn   give-up, state-change, exhausted
@@ -135,7 +135,7 @@ func commonAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	if e.Name != "" {
 		attrs = append(attrs, slog.String("name", e.Name))
 	}
-	if e.Attempt > 0 {
+	if e.Attempt > 0 && e.Kind != EventLimitChanged {
 		attrs = append(attrs, slog.Int("attempt", e.Attempt))
 	}
 	if e.Err != nil {
@@ -156,11 +156,16 @@ func kindAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	case EventTimeout:
 		attrs = append(attrs, slog.Duration("timeout", e.Wait))
 	case EventRefused:
+		if se, ok := e.Err.(*ShedError); ok { // as the adaptive guards report it
+			attrs = append(attrs, slog.String("priority", se.Priority().String()))
+		}
 		if e.Wait > 0 {
 			attrs = append(attrs, slog.Duration("retry_after", e.Wait))
 		}
 	case EventStateChange:
 		attrs = append(attrs, slog.String("from", e.From.String()), slog.String("to", e.To.String()))
+	case EventLimitChanged:
+		attrs = append(attrs, slog.Int("from", e.Attempt), slog.Int("to", e.Size))
 	case EventBatchSent:
 		attrs = append(attrs, slog.Int("size", e.Size))
 	}
