@@ -19,14 +19,16 @@ import (
 //
 //	max(0, (requests − K·accepts) / (requests + 1))
 //
-// (K = 2 by default, [WithThrottleK]), or none while the window holds fewer
-// than 20 requests. A refused call gets an error matching [ErrThrottled], a
-// *[ShedError] whose RetryAfter is the time until the window next slides.
+// (K = 2 by default, [WithThrottleK]; at most [WithThrottleMaxRatio]), or
+// none while the window holds fewer than 20 requests. A refused call gets
+// an error matching [ErrThrottled], a *[ShedError] whose RetryAfter is the
+// time until the window next slides.
 // Put it outermost on the client side; docs/load-control.md shows how it
 // sheds and recovers. It is safe for concurrent use; its zero value is not
 // usable: make one with [NewAdaptiveThrottler].
 type AdaptiveThrottler struct {
 	k        float64
+	maxRatio float64
 	width    time.Duration // of a part of the window
 	accepted func(error) bool
 	rand     source
@@ -52,12 +54,12 @@ type throttlePart struct{ requests, accepts atomic.Int64 }
 // reports an [EventRefused] for each refusal (Err is the *ShedError, Wait
 // its hint). It panics if an option is invalid.
 func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
-	cfg := throttlerConfig{k: 2, window: 10 * time.Second, accepted: isAccepted}
+	cfg := throttlerConfig{k: 2, maxRatio: 1, window: 10 * time.Second, accepted: isAccepted}
 	for _, o := range opts {
 		checkOption("NewAdaptiveThrottler", o)
 		o.applyAdaptiveThrottler(&cfg)
 	}
-	t := &AdaptiveThrottler{k: cfg.k, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.rand}, common: cfg.common}
+	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.rand}, common: cfg.common}
 	t.width = max(t.width, 1)
 	t.origin = t.now()
 	t.partEnd.Store(int64(t.width))
@@ -73,6 +75,7 @@ type AdaptiveThrottlerOption interface {
 
 type throttlerConfig struct {
 	k        float64
+	maxRatio float64
 	window   time.Duration
 	accepted func(error) bool
 	rand     Rand
@@ -95,6 +98,21 @@ func WithThrottleK(k float64) AdaptiveThrottlerOption {
 		panic(fmt.Sprintf("resilience: WithThrottleK: K must be at least 1 and finite, got %v", k))
 	}
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.k = k })
+}
+
+// WithThrottleMaxRatio caps the probability with which the throttle
+// refuses a call at r. Clients that share a refusing service drift apart
+// under the SRE book's rule: whichever happens to send less is accepted
+// less and sends less still, down to almost nothing, and once the service
+// is well again that client is the last to find out (seconds after the
+// others, in sim/'s brownout). A cap keeps every client sending a share,
+// 1 − r, of its calls. The default, 1, is no cap. It panics if r is NaN
+// or outside (0, 1].
+func WithThrottleMaxRatio(r float64) AdaptiveThrottlerOption {
+	if !(r > 0 && r <= 1) {
+		panic(fmt.Sprintf("resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got %v", r))
+	}
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.maxRatio = r })
 }
 
 // WithThrottleWindow sets the window over which requests and accepts are
@@ -163,7 +181,7 @@ func (t *AdaptiveThrottler) ratio(req, acc int64) float64 {
 	if req < throttleMinRequests {
 		return 0
 	}
-	return max(0, (float64(req)-t.k*float64(acc))/float64(req+1))
+	return min(t.maxRatio, max(0, (float64(req)-t.k*float64(acc))/float64(req+1)))
 }
 
 // throttleMinRequests is the number of requests in the window below which

@@ -23,63 +23,56 @@ type adaptiveCall struct {
 	call func() (int, error)
 }
 
-func adaptiveLimiters() []adaptiveCall {
+// enterDone calls work between g's Enter and done.
+func enterDone(g resilience.Guard) func() (int, error) {
 	ctx := context.Background()
-	ours := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(1000))
-	guarded := resilience.Guarded[int](ours)
-	fs := fslimiter.NewBuilder[int]().WithLimits(1, 1000, 1000).Build()
-	ex := failsafe.With[int](fs)
-	return []adaptiveCall{
-		{"resilience", func() (int, error) { return guarded.Execute(ctx, workCtx) }},
-		{"resilience-enter", func() (int, error) {
-			done, err := ours.Enter(ctx)
-			if err != nil {
-				return 0, err
-			}
-			v, err := work()
-			done(err)
-			return v, err
-		}},
-		{"failsafe-go", func() (int, error) { return ex.Get(work) }},
-		{"failsafe-go-permit", func() (int, error) {
-			p, ok := fs.TryAcquirePermit()
-			if !ok {
-				return 0, fslimiter.ErrExceeded
-			}
-			v, err := work()
-			p.Record()
-			return v, err
-		}},
+	return func() (int, error) {
+		done, err := g.Enter(ctx)
+		if err != nil {
+			return 0, err
+		}
+		v, err := work()
+		done(err)
+		return v, err
 	}
 }
 
-func adaptiveThrottlers() []adaptiveCall {
+// adaptiveCalls are the columns of a row: ours by Guarded and by Enter and
+// done, failsafe-go's by its executor and by its permit.
+func adaptiveCalls(ours resilience.Guard, fs failsafe.Executor[int], permit func() (int, error)) []adaptiveCall {
 	ctx := context.Background()
-	ours := resilience.NewAdaptiveThrottler()
 	guarded := resilience.Guarded[int](ours)
-	fs := fsthrottler.NewWithDefaults[int]()
-	ex := failsafe.With[int](fs)
 	return []adaptiveCall{
 		{"resilience", func() (int, error) { return guarded.Execute(ctx, workCtx) }},
-		{"resilience-enter", func() (int, error) {
-			done, err := ours.Enter(ctx)
-			if err != nil {
-				return 0, err
-			}
-			v, err := work()
-			done(err)
-			return v, err
-		}},
-		{"failsafe-go", func() (int, error) { return ex.Get(work) }},
-		{"failsafe-go-permit", func() (int, error) {
-			if !fs.TryAcquirePermit() {
-				return 0, errRefused
-			}
-			v, err := work()
-			fs.RecordResult(v)
-			return v, err
-		}},
+		{"resilience-enter", enterDone(ours)},
+		{"failsafe-go", func() (int, error) { return fs.Get(work) }},
+		{"failsafe-go-permit", permit},
 	}
+}
+
+func adaptiveLimiters() []adaptiveCall {
+	fs := fslimiter.NewBuilder[int]().WithLimits(1, 1000, 1000).Build()
+	return adaptiveCalls(resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(1000)), failsafe.With[int](fs), func() (int, error) {
+		p, ok := fs.TryAcquirePermit()
+		if !ok {
+			return 0, fslimiter.ErrExceeded
+		}
+		v, err := work()
+		p.Record()
+		return v, err
+	})
+}
+
+func adaptiveThrottlers() []adaptiveCall {
+	fs := fsthrottler.NewWithDefaults[int]()
+	return adaptiveCalls(resilience.NewAdaptiveThrottler(), failsafe.With[int](fs), func() (int, error) {
+		if !fs.TryAcquirePermit() {
+			return 0, errRefused
+		}
+		v, err := work()
+		fs.RecordResult(v)
+		return v, err
+	})
 }
 
 func benchSerial(b *testing.B, calls []adaptiveCall) {

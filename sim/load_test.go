@@ -566,8 +566,11 @@ var loadDir = flag.String("load", "", "write the load scenario's tables and char
 // throttleTuned is the throttle of the brownout run: K = 1.15, so that the
 // clients send at most about 1.15 times what the service accepts, over a
 // window of 500 ms, short enough that they find out within seconds that it
-// has recovered. The defaults (K = 2, 10 s) send twice what it accepts.
-var throttleTuned = []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(1.15), resilience.WithThrottleWindow(500 * time.Millisecond)}
+// has recovered, refusing at most 80% of the calls, so that no client's
+// share drifts to nothing. The defaults (K = 2, 10 s, no cap) send twice
+// what it accepts.
+var throttleTuned = []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(1.15),
+	resilience.WithThrottleWindow(500 * time.Millisecond), resilience.WithThrottleMaxRatio(0.8)}
 
 // tunedThrottle is the brownout run of the targets: 5 clients of 200
 // calls a second each, with throttleTuned.
@@ -689,8 +692,8 @@ func writeSeedRanges(t *testing.T, w io.Writer) {
 	fmt.Fprintf(w, "| critical refused, 2×, 45%% critical (0.9× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit45 }, "%.2f%%", 100))
 	fmt.Fprintf(w, "| critical refused, 2×, 50%% critical (1.0× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit50 }, "%.2f%%", 100))
 	fmt.Fprintf(w, "| sheddable refused, same run | the shed load | %s |\n", rng(func(s seedFigures) float64 { return s.low50 }, "%.1f%%", 100))
-	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms): load in a brownout over accepted | ≤ 1.2× | %s |\n", rng(func(s seedFigures) float64 { return s.thLoad }, "%.3f×", 1))
-	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms): back to 95%% sent after it | ≤ 5 s | %s |\n", rng(func(s seedFigures) float64 { return s.thRec }, "%.1f s", 1))
+	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms, at most 80%%): load in a brownout over accepted | ≤ 1.2× | %s |\n", rng(func(s seedFigures) float64 { return s.thLoad }, "%.3f×", 1))
+	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms, at most 80%%): back to 95%% sent after it | ≤ 5 s | %s |\n", rng(func(s seedFigures) float64 { return s.thRec }, "%.1f s", 1))
 	fmt.Fprintf(w, "| throttle defaults (K 2, 10 s): load in a brownout over accepted | – | %s |\n", rng(func(s seedFigures) float64 { return s.thLoadDef }, "%.3f×", 1))
 }
 

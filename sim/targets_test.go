@@ -127,13 +127,13 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 //     (the whole capacity) 3.4–4.4% are: the limit keeps the latency near
 //     the unloaded one, and Poisson arrivals at exactly the capacity need
 //     a queue several times deeper not to be refused (with no sheddable
-//     call admitted at all, 2.6–3.8% still are). The check there is that
-//     the load shed is the sheddable calls' and stays under 5% critical;
-//   - five clients, each with a throttle (K 1.15, a window of 500 ms),
-//     against a service that accepts half of their load for 30 s: at most
-//     1.2 times what it accepts sent to it. They send 95% of what they are
-//     offered again within 1.8–8.1 s of the brownout's end: the 5 s
-//     target holds in 14 seeds of 20; the check is 10 s.
+//     call admitted at all, 2.6–3.8% still are in seeds 1–5). The check
+//     there is that the load shed is the sheddable calls' and stays under
+//     5% critical;
+//   - five clients, each with a throttle (K 1.15, a window of 500 ms, at
+//     most 80% refused), against a service that accepts half of their load
+//     for 30 s: at most 1.2 times what it accepts sent to it, and every
+//     client sending what it is offered again within 5 s of the end.
 func TestAdaptiveTargets(t *testing.T) {
 	seeds := uint64(20)
 	if raceEnabled {
@@ -174,8 +174,8 @@ func TestAdaptiveTargets(t *testing.T) {
 			if load > 1.2 {
 				t.Errorf("brownout: %.3f× what the service accepts sent to it, want at most 1.2×", load)
 			}
-			if recovery > 10*time.Second {
-				t.Errorf("brownout: clients sending what they are offered %v after it, want within 10s", recovery)
+			if recovery > 5*time.Second {
+				t.Errorf("brownout: clients sending what they are offered %v after it, want within 5s", recovery)
 			}
 			t.Logf("seed %d: unloaded p99 %v; limit %.0f → %.0f over 10 min; critical refused %.2f%% (45%% critical), %.2f%% (50%%); throttle %.3f×, recovered in %v",
 				seed, unloaded, first, tenth, 100*crit45, 100*crit50, load, recovery)
