@@ -118,13 +118,13 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	}
 	l := &AdaptiveLimiter{wait: cfg.wait, queue: cfg.queue, dropIf: cfg.dropIf, common: cfg.common}
 	l.origin = l.now()
-	l.done = func(err error) { l.exit(nil, 0, err) }
+	l.done = func(err error) { l.exit(enterCtx, 0, err) }
 	l.slotFree.Store(1<<sampleSlots - 1)
 	for i := range l.slotDone {
 		l.slotDone[i] = func(err error) {
 			t := l.slotTimes[i].Load()
 			l.slotFree.Or(1 << i)
-			l.exit(nil, t, err)
+			l.exit(enterCtx, t, err)
 		}
 	}
 	l.g = gradient{
@@ -361,9 +361,7 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 
 // exit ends a call of context ctx admitted with ticket t, and makes it a
 // sample of the current window if it was timed, unless its caller
-// cancelled it. A nil ctx is a call through Enter's shared done, whose
-// context is unknown: an error matching context.Canceled is then taken
-// for the caller's.
+// cancelled it (for enterCtx, see there).
 func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error) {
 	inFlight := l.release()
 	var now int64
@@ -374,7 +372,7 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error) {
 		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t-1))})
 	}
 	if err != nil {
-		if errors.Is(err, context.Canceled) && (ctx == nil || ctx.Err() == context.Canceled) {
+		if errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled) {
 			return // the caller left: the call says nothing of the server
 		}
 		if l.dropIf(err) {
@@ -389,9 +387,6 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error) {
 	}
 	l.sum.Add(now - int64(t-1))
 	if n := l.n.Add(1); now >= l.closeAt.Load() && n >= l.need.Load() {
-		if ctx == nil {
-			ctx = context.Background()
-		}
 		l.closeWindow(ctx, now)
 	}
 }

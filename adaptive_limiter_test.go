@@ -172,21 +172,28 @@ func TestAdaptiveLimiterPanicFreesSlot(t *testing.T) {
 // caller cancelled them are no samples and move nothing.
 func TestAdaptiveLimiterSamples(t *testing.T) {
 	tests := []struct {
-		name      string
-		err       error
-		cancelled bool
-		rises     bool
+		name       string
+		err        error
+		cancelled  bool
+		rises      bool
+		unobserved bool // Enter's shared done, which knows no context
 	}{
-		{"successes", nil, false, true},
-		{"failures", errors.New("no such user"), false, true},
-		{"cancelled by the caller", context.Canceled, true, false},
-		{"canceled error, caller still there", context.Canceled, false, true},
+		{"successes", nil, false, true, false},
+		{"failures", errors.New("no such user"), false, true, false},
+		{"cancelled by the caller", context.Canceled, true, false, false},
+		{"canceled error, caller still there", context.Canceled, false, true, false},
+		{"successes, unobserved", nil, false, true, true},
+		{"canceled error, unobserved: taken for the caller's", context.Canceled, false, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newManualClock()
 			rec := &recorder{}
-			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec))
+			opts := []resilience.AdaptiveLimiterOption{resilience.WithClock(clk)}
+			if !tc.unobserved {
+				opts = append(opts, resilience.WithObserver(rec))
+			}
+			l := resilience.NewAdaptiveLimiter(opts...)
 			for range 40 { // rounds of 10 calls at once, 10ms each: a probe of 200, then windows
 				ctx, cancel := context.WithCancel(context.Background())
 				var dones []func(error)
@@ -210,6 +217,9 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 				return
 			}
 			assert.Greater(t, l.Limit(), 20)
+			if tc.unobserved {
+				return
+			}
 			e := rec.take()
 			require.NotEmpty(t, e)
 			assert.Equal(t, resilience.EventLimitChanged, e[0].Kind)

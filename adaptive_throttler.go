@@ -63,7 +63,7 @@ func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 	t.width = max(t.width, 1)
 	t.origin = t.now()
 	t.partEnd.Store(int64(t.width))
-	t.done = func(err error) { t.exit(nil, 0, err) }
+	t.done = func(err error) { t.exit(enterCtx, 0, err) }
 	return t
 }
 
@@ -250,13 +250,12 @@ func (t *AdaptiveThrottler) advance(now int64) bool {
 	return true
 }
 
-// exit counts the outcome of a call of context ctx; a nil ctx is a call
-// through Enter's done, whose context is unknown: an error matching
-// context.Canceled is then taken for the caller's.
+// exit counts the outcome of a call of context ctx (for enterCtx, see
+// there).
 func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error) {
 	p := t.part()
 	switch {
-	case err != nil && errors.Is(err, context.Canceled) && (ctx == nil || ctx.Err() == context.Canceled):
+	case err != nil && errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled):
 		p.requests.Add(-1)
 	case t.accepted(err):
 		p.accepts.Add(1)
