@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -281,6 +283,42 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAdaptiveLimiterConcurrentWaiters: callers of every priority, many
+// more than the limit, some waiting for a slot: never more in flight than
+// the limit, and nothing left held or queued at the end.
+func TestAdaptiveLimiterConcurrentWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 4
+		l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(limit, limit), resilience.WithAdaptiveInitial(limit),
+			resilience.WithAdaptiveWait(5*time.Millisecond))
+		var inFlight, most atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 40 {
+			wg.Go(func() {
+				ctx := resilience.WithPriority(context.Background(), resilience.Priority(g%5-2))
+				for range 50 {
+					done, err := l.Enter(ctx)
+					if err != nil {
+						require.ErrorIs(t, err, resilience.ErrLimitExceeded)
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					n := inFlight.Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					time.Sleep(time.Millisecond)
+					inFlight.Add(-1)
+					done(nil)
+				}
+			})
+		}
+		wg.Wait()
+		assert.LessOrEqual(t, most.Load(), int64(limit), "most in flight")
+		assert.Zero(t, l.InFlight())
+		assert.Zero(t, l.Queued())
+	})
 }
 
 // TestAdaptiveLimiterPriorities: at twice the capacity, 40% of the calls
