@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"context"
 	"errors"
 	"math"
 	"time"
@@ -50,6 +51,14 @@ func (e *ShedError) Priority() Priority { return e.priority }
 // for an [AdaptiveThrottler], the time until the oldest part of its window
 // drops out.
 func (e *ShedError) RetryAfter() time.Duration { return e.after }
+
+// enterCtx stands for the context of a call an adaptive guard admitted
+// through Enter without an observer: its done is made once and shared, so
+// it knows no call's context, and takes an error matching
+// context.Canceled for the caller's.
+var enterCtx context.Context = sharedDoneCtx{context.Background()}
+
+type sharedDoneCtx struct{ context.Context }
 
 // limitReason says why an adaptive limit changed, for EventLimitChanged's
 // Reason.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,11 @@ type AdaptiveLimiter struct {
 	limit atomic.Int64 // the limit calls are admitted under
 	hint  atomic.Int64 // the recent mean latency, for refusals
 
+	// calls counts the calls admitted in the current window; one in every
+	// mask+1 of them (a power of two) is timed and becomes a sample, so
+	// that at high rates most calls read no clock.
+	calls, mask atomic.Int64
+
 	// The current window's aggregates, and when it may close.
 	n, sum, drops atomic.Int64
 	busy          atomic.Bool
@@ -51,7 +57,24 @@ type AdaptiveLimiter struct {
 
 	mu      sync.Mutex
 	waiters [priorityLevels]list.List // of *limiterWaiter, by level, oldest first; guarded by mu
+
+	// Enter's done functions, made once so that Enter allocates nothing
+	// without an observer: done for a call that is no sample, and one per
+	// slot for the timed calls, whose slot holds their ticket.
+	done      func(error)
+	slotFree  atomic.Uint32 // bit i set: slot i is free
+	slotTimes [sampleSlots]atomic.Uint64
+	slotDone  [sampleSlots]func(error)
 }
+
+// sampleSlots is the number of timed calls that may be in flight at once
+// through Enter without an observer; a timed call that finds none free is
+// no sample. Calls through [Guarded] carry their ticket themselves.
+const sampleSlots = 32
+
+// samplesPerWindow is about how many calls of a window are timed: enough
+// for a mean, few enough that a busy limiter rarely reads the clock.
+const samplesPerWindow = 64
 
 const (
 	adaptiveSlotMask  = 1<<32 - 1
@@ -71,8 +94,7 @@ type limiterWaiter struct {
 // [WithObserver] it reports an [EventLimitChanged] whenever a window moves
 // the limit, an [EventRefused] for each refusal (Err is the *ShedError,
 // Wait its hint), [EventWaitStarted] and [EventWaitEnded] around a wait,
-// and an [EventCallEnded] per call to an [OutcomeObserver] that asks (not
-// inside a [Compose] whose outer layer reports the call). It
+// and an [EventCallEnded] per call to an [OutcomeObserver] that asks. It
 // panics if an option is invalid, or if the floor is above the ceiling or
 // the initial limit outside them.
 func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
@@ -96,9 +118,18 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	}
 	l := &AdaptiveLimiter{wait: cfg.wait, queue: cfg.queue, dropIf: cfg.dropIf, common: cfg.common}
 	l.origin = l.now()
+	l.done = func(err error) { l.exit(enterCtx, 0, err, true) }
+	l.slotFree.Store(1<<sampleSlots - 1)
+	for i := range l.slotDone {
+		l.slotDone[i] = func(err error) {
+			t := l.slotTimes[i].Load()
+			l.slotFree.Or(1 << i)
+			l.exit(enterCtx, t, err, true)
+		}
+	}
 	l.g = gradient{
 		floor: float64(cfg.floor), ceiling: float64(cfg.ceiling), tolerance: cfg.tolerance,
-		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 50, minSamples: 20,
+		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 200, minSamples: 20,
 		limit: float64(cfg.initial), probing: true,
 	}
 	l.publish()
@@ -235,19 +266,47 @@ func (l *AdaptiveLimiter) Queued() int { return int(l.state.Load() / adaptiveOne
 
 // Enter admits the call or refuses it, as described on [AdaptiveLimiter].
 // The done function it returns must be called exactly once with the call's
-// outcome.
+// outcome. Without an observer it allocates nothing, and done takes an
+// error matching context.Canceled for the caller's cancellation (through
+// [Guarded] the call's context tells); with one, done is the call's own.
 func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err error) {
 	t, err := l.enter(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	return func(err error) { l.exit(ctx, t, err, true) }, nil
+	if l.observer != nil {
+		return func(err error) { l.exit(ctx, t, err, true) }, nil
+	}
+	if t == 0 {
+		return l.done, nil
+	}
+	for {
+		free := l.slotFree.Load()
+		if free == 0 {
+			return l.done, nil // no slot: the call is no sample
+		}
+		i := bits.TrailingZeros32(free)
+		if l.slotFree.CompareAndSwap(free, free&^(1<<i)) {
+			l.slotTimes[i].Store(t)
+			return l.slotDone[i], nil
+		}
+	}
 }
 
 func (l *AdaptiveLimiter) reportsOutcomes() bool { return l.outcomes }
 
 // elapsed returns the time on the limiter's time line.
 func (l *AdaptiveLimiter) elapsed() int64 { return int64(l.since(l.origin)) }
+
+// ticket returns the ticket of a call just admitted: 0 for a call that is
+// no sample, else one more than the time it was admitted. An observer of
+// outcomes is told every call's duration, so every call is timed.
+func (l *AdaptiveLimiter) ticket() uint64 {
+	if l.calls.Add(1)&l.mask.Load() != 0 && !l.outcomes {
+		return 0
+	}
+	return uint64(l.elapsed()) + 1
+}
 
 // threshold returns how many calls of level lv may be in flight under
 // limit lim.
@@ -258,7 +317,7 @@ func threshold(lim int64, lv int) int64 { return max(lim*priorityShare[lv]/100, 
 func (l *AdaptiveLimiter) enter(ctx context.Context, _ bool) (uint64, error) {
 	s := l.state.Load()
 	if s < l.limit.Load()*priorityShare[0]/100 && l.state.CompareAndSwap(s, s+1) {
-		return uint64(l.elapsed()), nil
+		return l.ticket(), nil
 	}
 	return l.enterSlow(ctx)
 }
@@ -272,7 +331,7 @@ func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
 			break
 		}
 		if l.state.CompareAndSwap(s, s+1) {
-			return uint64(l.elapsed()), nil
+			return l.ticket(), nil
 		}
 	}
 	if l.wait == 0 {
@@ -290,7 +349,7 @@ func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
 	case !ok:
 		return 0, l.refuse(ctx, p)
 	}
-	return uint64(l.elapsed()), nil
+	return l.ticket(), nil
 }
 
 // refuse reports the refusal of a call of priority p and returns its error.
@@ -303,29 +362,33 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 }
 
 // exit ends a call of context ctx admitted with ticket t, and makes it a
-// sample of the current window unless its caller cancelled it. report says
-// whether its EventCallEnded is reported.
+// sample of the current window if it was timed, unless its caller
+// cancelled it (for enterCtx, see there).
 func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report bool) {
-	now := l.elapsed()
 	inFlight := l.release()
+	var now int64
+	if t != 0 {
+		now = l.elapsed()
+	}
 	if l.outcomes && report {
-		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t))})
+		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t-1))})
 	}
-	if err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled {
-		return // the caller left: the call says nothing of the server
-	}
-	if int64(t) < l.probeFrom.Load() {
-		return // admitted before the probe, under the higher limit
-	}
-	l.sum.Add(now - int64(t))
-	n := l.n.Add(1)
-	if err != nil && l.dropIf(err) {
-		l.drops.Add(1)
+	if err != nil {
+		if errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled) {
+			return // the caller left: the call says nothing of the server
+		}
+		if l.dropIf(err) {
+			l.drops.Add(1)
+		}
 	}
 	if 2*inFlight >= l.limit.Load() && !l.busy.Load() {
 		l.busy.Store(true)
 	}
-	if now >= l.closeAt.Load() && n >= l.need.Load() {
+	if t == 0 || int64(t-1) < l.probeFrom.Load() {
+		return // not timed, or admitted before the probe, under the higher limit
+	}
+	l.sum.Add(now - int64(t-1))
+	if n := l.n.Add(1); now >= l.closeAt.Load() && n >= l.need.Load() {
 		l.closeWindow(ctx, now)
 	}
 }
@@ -346,7 +409,15 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		n: l.n.Swap(0), sum: time.Duration(l.sum.Swap(0)),
 		drops: l.drops.Swap(0), busy: l.busy.Swap(false),
 	}
+	// Time about samplesPerWindow of the next window's calls, if it is as
+	// busy as this one was.
+	calls := l.calls.Swap(0)
 	why := l.g.update(time.Duration(now), s)
+	mask := int64(1)<<(bits.Len64(uint64(max(calls/samplesPerWindow, 1)))-1) - 1
+	if l.g.probing {
+		mask = 0 // a probe times every call, to end soon
+	}
+	l.mask.Store(mask)
 	l.publish()
 	lim := l.limit.Load()
 	l.wmu.Unlock()

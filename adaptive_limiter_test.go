@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -172,22 +174,29 @@ func TestAdaptiveLimiterPanicFreesSlot(t *testing.T) {
 // caller cancelled them are no samples and move nothing.
 func TestAdaptiveLimiterSamples(t *testing.T) {
 	tests := []struct {
-		name      string
-		err       error
-		cancelled bool
-		rises     bool
+		name       string
+		err        error
+		cancelled  bool
+		rises      bool
+		unobserved bool // Enter's shared done, which knows no context
 	}{
-		{"successes", nil, false, true},
-		{"failures", errors.New("no such user"), false, true},
-		{"cancelled by the caller", context.Canceled, true, false},
-		{"canceled error, caller still there", context.Canceled, false, true},
+		{"successes", nil, false, true, false},
+		{"failures", errors.New("no such user"), false, true, false},
+		{"cancelled by the caller", context.Canceled, true, false, false},
+		{"canceled error, caller still there", context.Canceled, false, true, false},
+		{"successes, unobserved", nil, false, true, true},
+		{"canceled error, unobserved: taken for the caller's", context.Canceled, false, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newManualClock()
 			rec := &recorder{}
-			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec))
-			for range 20 { // rounds of 10 calls at once, 10ms each
+			opts := []resilience.AdaptiveLimiterOption{resilience.WithClock(clk)}
+			if !tc.unobserved {
+				opts = append(opts, resilience.WithObserver(rec))
+			}
+			l := resilience.NewAdaptiveLimiter(opts...)
+			for range 40 { // rounds of 10 calls at once, 10ms each: a probe of 200, then windows
 				ctx, cancel := context.WithCancel(context.Background())
 				var dones []func(error)
 				for range 10 {
@@ -210,6 +219,9 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 				return
 			}
 			assert.Greater(t, l.Limit(), 20)
+			if tc.unobserved {
+				return
+			}
 			e := rec.take()
 			require.NotEmpty(t, e)
 			assert.Equal(t, resilience.EventLimitChanged, e[0].Kind)
@@ -271,6 +283,42 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestAdaptiveLimiterConcurrentWaiters: callers of every priority, many
+// more than the limit, some waiting for a slot: never more in flight than
+// the limit, and nothing left held or queued at the end.
+func TestAdaptiveLimiterConcurrentWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 4
+		l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(limit, limit), resilience.WithAdaptiveInitial(limit),
+			resilience.WithAdaptiveWait(5*time.Millisecond))
+		var inFlight, most atomic.Int64
+		var wg sync.WaitGroup
+		for g := range 40 {
+			wg.Go(func() {
+				ctx := resilience.WithPriority(context.Background(), resilience.Priority(g%5-2))
+				for range 50 {
+					done, err := l.Enter(ctx)
+					if err != nil {
+						require.ErrorIs(t, err, resilience.ErrLimitExceeded)
+						time.Sleep(time.Millisecond)
+						continue
+					}
+					n := inFlight.Add(1)
+					for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+					}
+					time.Sleep(time.Millisecond)
+					inFlight.Add(-1)
+					done(nil)
+				}
+			})
+		}
+		wg.Wait()
+		assert.LessOrEqual(t, most.Load(), int64(limit), "most in flight")
+		assert.Zero(t, l.InFlight())
+		assert.Zero(t, l.Queued())
+	})
 }
 
 // TestAdaptiveLimiterPriorities: at twice the capacity, 40% of the calls
@@ -432,20 +480,34 @@ func (st simStats) medianLimit() int {
 }
 
 // TestAdaptiveGuardsAllocateNothing pins the cost of a call that succeeds
-// through the adaptive guards by Guarded: no allocation.
+// through the adaptive guards, by Guarded and by Enter and done: no
+// allocation, whether the call is timed or not.
 func TestAdaptiveGuardsAllocateNothing(t *testing.T) {
 	ctx := context.Background()
+	enterDone := func(g resilience.Guard) func() {
+		return func() {
+			done, err := g.Enter(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done(nil)
+		}
+	}
+	limiter, throttler := resilience.NewAdaptiveLimiter(), resilience.NewAdaptiveThrottler()
+	guardedLimiter, guardedThrottler := resilience.Guarded[int](limiter), resilience.Guarded[int](throttler)
 	tests := []struct {
 		name string
-		p    resilience.Policy[int]
+		call func()
 	}{
-		{"AdaptiveLimiter", resilience.Guarded[int](resilience.NewAdaptiveLimiter())},
-		{"AdaptiveThrottler", resilience.Guarded[int](resilience.NewAdaptiveThrottler())},
+		{"AdaptiveLimiter/Guarded", func() { _, _ = guardedLimiter.Execute(ctx, okFunc) }},
+		{"AdaptiveLimiter/Enter", enterDone(limiter)},
+		{"AdaptiveThrottler/Guarded", func() { _, _ = guardedThrottler.Execute(ctx, okFunc) }},
+		{"AdaptiveThrottler/Enter", enterDone(throttler)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, okFunc) }); n != 0 {
-				t.Errorf("Execute allocates %v times, want 0", n)
+			if n := testing.AllocsPerRun(1000, tc.call); n != 0 {
+				t.Errorf("a call allocates %v times, want 0", n)
 			}
 		})
 	}
@@ -478,6 +540,18 @@ func BenchmarkAdaptiveLimiter(b *testing.B) {
 				done(nil)
 			}
 		}
+	})
+	b.Run("Enter/parallel", func(b *testing.B) {
+		l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 1000), resilience.WithAdaptiveInitial(1000))
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				done, err := l.Enter(ctx)
+				if err == nil {
+					done(nil)
+				}
+			}
+		})
 	})
 }
 

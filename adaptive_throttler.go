@@ -19,14 +19,16 @@ import (
 //
 //	max(0, (requests − K·accepts) / (requests + 1))
 //
-// (K = 2 by default, [WithThrottleK]), or none while the window holds fewer
-// than 20 requests. A refused call gets an error matching [ErrThrottled], a
-// *[ShedError] whose RetryAfter is the time until the window next slides.
+// (K = 2 by default, [WithThrottleK]; at most [WithThrottleMaxRatio]), or
+// none while the window holds fewer than 20 requests. A refused call gets
+// an error matching [ErrThrottled], a *[ShedError] whose RetryAfter is the
+// time until the window next slides.
 // Put it outermost on the client side; docs/load-control.md shows how it
 // sheds and recovers. It is safe for concurrent use; its zero value is not
 // usable: make one with [NewAdaptiveThrottler].
 type AdaptiveThrottler struct {
 	k        float64
+	maxRatio float64
 	width    time.Duration // of a part of the window
 	accepted func(error) bool
 	rand     source
@@ -35,9 +37,12 @@ type AdaptiveThrottler struct {
 
 	parts              [throttleParts]throttlePart
 	cur                atomic.Int64 // the part calls count in
+	mask               atomic.Int64 // the clock is read when a part's count of requests & mask is 0
+	lastRead           atomic.Int64 // when it was last read so, on the time line
 	partEnd            atomic.Int64 // when it ends, on the time line
 	oldReq, oldAccepts atomic.Int64 // the totals of the other parts
 	mu                 sync.Mutex   // held by the call that slides the window
+	done               func(error)  // Enter's, made once
 }
 
 const throttleParts = 10
@@ -49,15 +54,16 @@ type throttlePart struct{ requests, accepts atomic.Int64 }
 // reports an [EventRefused] for each refusal (Err is the *ShedError, Wait
 // its hint). It panics if an option is invalid.
 func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
-	cfg := throttlerConfig{k: 2, window: 10 * time.Second, accepted: isAccepted}
+	cfg := throttlerConfig{k: 2, maxRatio: 1, window: 10 * time.Second, accepted: isAccepted}
 	for _, o := range opts {
 		checkOption("NewAdaptiveThrottler", o)
 		o.applyAdaptiveThrottler(&cfg)
 	}
-	t := &AdaptiveThrottler{k: cfg.k, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.rand}, common: cfg.common}
+	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.rand}, common: cfg.common}
 	t.width = max(t.width, 1)
 	t.origin = t.now()
 	t.partEnd.Store(int64(t.width))
+	t.done = func(err error) { t.exit(enterCtx, 0, err, true) }
 	return t
 }
 
@@ -69,6 +75,7 @@ type AdaptiveThrottlerOption interface {
 
 type throttlerConfig struct {
 	k        float64
+	maxRatio float64
 	window   time.Duration
 	accepted func(error) bool
 	rand     Rand
@@ -91,6 +98,21 @@ func WithThrottleK(k float64) AdaptiveThrottlerOption {
 		panic(fmt.Sprintf("resilience: WithThrottleK: K must be at least 1 and finite, got %v", k))
 	}
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.k = k })
+}
+
+// WithThrottleMaxRatio caps the probability with which the throttle
+// refuses a call at r. Clients that share a refusing service drift apart
+// under the SRE book's rule: whichever happens to send less is accepted
+// less and sends less still, down to almost nothing, and once the service
+// is well again that client is the last to find out (seconds after the
+// others, in sim/'s brownout). A cap keeps every client sending a share,
+// 1 − r, of its calls. The default, 1, is no cap. It panics if r is NaN
+// or outside (0, 1].
+func WithThrottleMaxRatio(r float64) AdaptiveThrottlerOption {
+	if !(r > 0 && r <= 1) {
+		panic(fmt.Sprintf("resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got %v", r))
+	}
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.maxRatio = r })
 }
 
 // WithThrottleWindow sets the window over which requests and accepts are
@@ -138,26 +160,28 @@ func isAccepted(err error) bool {
 
 // Enter admits the call or refuses it, as described on
 // [AdaptiveThrottler]. The done function it returns must be called exactly
-// once with the call's outcome.
+// once with the call's outcome. It allocates nothing: done takes an error
+// matching context.Canceled for the caller's cancellation (through
+// [Guarded] the call's context tells).
 func (t *AdaptiveThrottler) Enter(ctx context.Context) (done func(err error), err error) {
 	if _, err := t.enter(ctx, true); err != nil {
 		return nil, err
 	}
-	return func(err error) { t.exit(ctx, 0, err, true) }, nil
+	return t.done, nil
 }
 
 // Ratio returns the probability with which the throttle refuses a call
 // now.
 func (t *AdaptiveThrottler) Ratio() float64 {
-	p := t.part()
-	return t.ratio(t.oldReq.Load()+p.requests.Load(), t.oldAccepts.Load()+p.accepts.Load())
+	t.advance(int64(t.since(t.origin)))
+	return t.ratio(t.totals())
 }
 
 func (t *AdaptiveThrottler) ratio(req, acc int64) float64 {
 	if req < throttleMinRequests {
 		return 0
 	}
-	return max(0, (float64(req)-t.k*float64(acc))/float64(req+1))
+	return min(t.maxRatio, max(0, (float64(req)-t.k*float64(acc))/float64(req+1)))
 }
 
 // throttleMinRequests is the number of requests in the window below which
@@ -167,16 +191,30 @@ const throttleMinRequests = 20
 
 func (t *AdaptiveThrottler) part() *throttlePart { return &t.parts[t.cur.Load()] }
 
-func (t *AdaptiveThrottler) enter(ctx context.Context, _ bool) (uint64, error) {
-	now := int64(t.since(t.origin))
-	if now >= t.partEnd.Load() {
-		t.slide(now)
-	}
+// totals returns the requests and accepts in the window.
+func (t *AdaptiveThrottler) totals() (req, acc int64) {
 	p := t.part()
-	req := t.oldReq.Load() + p.requests.Add(1)
-	acc := t.oldAccepts.Load() + p.accepts.Load()
+	return t.oldReq.Load() + p.requests.Load(), t.oldAccepts.Load() + p.accepts.Load()
+}
+
+// enter counts a request and refuses it with the probability of the
+// window's counts. A busy throttle reads the clock for one request in
+// every mask+1 (about 16 times a part) and whenever it might refuse one,
+// so that the window slides on time where it matters: a window that slid
+// late holds an older part a little longer.
+func (t *AdaptiveThrottler) enter(ctx context.Context, _ bool) (uint64, error) {
+	if t.part().requests.Add(1)&t.mask.Load() == 0 {
+		now := int64(t.since(t.origin))
+		t.tune(now)
+		t.advance(now)
+	}
+	req, acc := t.totals()
 	if req < throttleMinRequests || float64(req) <= t.k*float64(acc) {
 		return 0, nil
+	}
+	now := int64(t.since(t.origin))
+	if t.advance(now) {
+		req, acc = t.totals()
 	}
 	if r := t.ratio(req, acc); r > 0 && float64(t.rand.uint64()>>11)/(1<<53) < r {
 		err := &ShedError{sentinel: ErrThrottled, priority: PriorityFrom(ctx), after: max(time.Duration(t.partEnd.Load()-now), time.Millisecond)}
@@ -188,13 +226,39 @@ func (t *AdaptiveThrottler) enter(ctx context.Context, _ bool) (uint64, error) {
 	return 0, nil
 }
 
+// tune doubles the number of requests between readings of the clock while
+// they come faster than 16 a part, and starts again from every request
+// when they come slower than 8: a throttle shared by many callers reads
+// the clock rarely, an idle one at every request.
+func (t *AdaptiveThrottler) tune(now int64) {
+	gap, every := now-t.lastRead.Swap(now), int64(t.width)/16
+	switch m := t.mask.Load(); {
+	case gap < every && m < 1<<30:
+		t.mask.Store(2*m + 1)
+	case gap > 2*every:
+		t.mask.Store(0)
+	}
+}
+
+// advance slides the window if now is past the current part, and reports
+// whether it did.
+func (t *AdaptiveThrottler) advance(now int64) bool {
+	if now < t.partEnd.Load() {
+		return false
+	}
+	t.slide(now)
+	return true
+}
+
+// exit counts the outcome of a call of context ctx (for enterCtx, see
+// there).
 // reportsOutcomes is false: a throttler reports no EventCallEnded.
 func (t *AdaptiveThrottler) reportsOutcomes() bool { return false }
 
 func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error, _ bool) {
 	p := t.part()
 	switch {
-	case err != nil && errors.Is(err, context.Canceled) && ctx.Err() == context.Canceled:
+	case err != nil && errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled):
 		p.requests.Add(-1)
 	case t.accepted(err):
 		p.accepts.Add(1)

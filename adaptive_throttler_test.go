@@ -26,19 +26,26 @@ func TestAdaptiveThrottlerRatio(t *testing.T) {
 	tests := []struct {
 		name            string
 		k               float64
+		maxRatio        float64 // 0: the default
 		calls, accepted int
 		want            float64
 	}{
-		{"all accepted", 2, 100, 100, 0},
-		{"half accepted, K 2", 2, 100, 50, 0},
-		{"30% accepted, K 2", 2, 100, 30, 40.0 / 101},
-		{"none accepted", 2, 100, 0, 100.0 / 101},
-		{"half accepted, K 1.1", 1.1, 100, 50, 45.0 / 101},
+		{"all accepted", 2, 0, 100, 100, 0},
+		{"half accepted, K 2", 2, 0, 100, 50, 0},
+		{"30% accepted, K 2", 2, 0, 100, 30, 40.0 / 101},
+		{"none accepted", 2, 0, 100, 0, 100.0 / 101},
+		{"half accepted, K 1.1", 1.1, 0, 100, 50, 45.0 / 101},
+		{"none accepted, at most 0.8", 2, 0.8, 100, 0, 0.8},
+		{"30% accepted, at most 0.8", 2, 0.8, 100, 30, 40.0 / 101},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleK(tc.k), resilience.WithThrottleRand(neverRand{}),
-				resilience.WithClock(newManualClock()), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+			opts := []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(tc.k), resilience.WithThrottleRand(neverRand{}),
+				resilience.WithClock(newManualClock()), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil })}
+			if tc.maxRatio > 0 {
+				opts = append(opts, resilience.WithThrottleMaxRatio(tc.maxRatio))
+			}
+			th := resilience.NewAdaptiveThrottler(opts...)
 			for i := range tc.calls {
 				done, err := th.Enter(context.Background())
 				require.NoError(t, err)
@@ -161,6 +168,48 @@ func TestAdaptiveThrottlerWindow(t *testing.T) {
 	}
 }
 
+// alwaysRand draws 0: the throttle refuses whenever its ratio is above 0.
+type alwaysRand struct{}
+
+func (alwaysRand) Uint64() uint64 { return 0 }
+
+// TestAdaptiveThrottlerBusyWindowSlides: a throttle whose requests come
+// so fast that it reads the clock for few of them still lets a call
+// through once the refusals have left the window, and still refuses one
+// while they have not.
+func TestAdaptiveThrottlerBusyWindowSlides(t *testing.T) {
+	tests := []struct {
+		name    string
+		after   time.Duration
+		refused bool
+	}{
+		{"within the window", 5 * time.Second, true},
+		{"after the window", 11 * time.Second, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(alwaysRand{}))
+			for i := range 100_000 { // 100 calls a microsecond, all refused by the service
+				if i%100 == 0 {
+					clk.Add(time.Microsecond)
+				}
+				if done, err := th.Enter(context.Background()); err == nil {
+					done(resilience.ErrBulkheadFull)
+				}
+			}
+			clk.Add(tc.after)
+			done, err := th.Enter(context.Background())
+			if tc.refused {
+				require.ErrorIs(t, err, resilience.ErrThrottled)
+				return
+			}
+			require.NoError(t, err)
+			done(nil)
+		})
+	}
+}
+
 func TestAdaptiveThrottlerBadOptions(t *testing.T) {
 	tests := []struct {
 		name string
@@ -170,6 +219,9 @@ func TestAdaptiveThrottlerBadOptions(t *testing.T) {
 		{"K NaN", func() { resilience.WithThrottleK(nan()) }, "resilience: WithThrottleK: K must be at least 1 and finite, got NaN"},
 		{"K below 1", func() { resilience.WithThrottleK(0.5) }, "resilience: WithThrottleK: K must be at least 1 and finite, got 0.5"},
 		{"window too short", func() { resilience.WithThrottleWindow(0) }, "resilience: WithThrottleWindow: window must be at least 10ns, got 0s"},
+		{"max ratio 0", func() { resilience.WithThrottleMaxRatio(0) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got 0"},
+		{"max ratio above 1", func() { resilience.WithThrottleMaxRatio(1.5) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got 1.5"},
+		{"max ratio NaN", func() { resilience.WithThrottleMaxRatio(nan()) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got NaN"},
 		{"predicate nil", func() { resilience.WithThrottleAcceptedIf(nil) }, "resilience: WithThrottleAcceptedIf: predicate is nil"},
 		{"rand nil", func() { resilience.WithThrottleRand(nil) }, "resilience: WithThrottleRand: rand is nil"},
 		{"rand typed nil", func() { resilience.WithThrottleRand((*rand.Rand)(nil)) }, "resilience: WithThrottleRand: rand is a nil *rand.Rand"},

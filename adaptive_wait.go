@@ -98,20 +98,15 @@ func (l *AdaptiveLimiter) observeHolding(ctx context.Context, e Event, w *limite
 // release frees a slot, or hands it to a waiter, and returns the number of
 // calls that were in flight.
 func (l *AdaptiveLimiter) release() int64 {
-	for {
-		s := l.state.Load()
-		if s >= adaptiveOneWaiter {
-			l.mu.Lock()
-			defer l.mu.Unlock()
-			in := l.state.Load() & adaptiveSlotMask
-			l.state.Add(-1)
-			l.admitWaiters()
-			return in
-		}
-		if l.state.CompareAndSwap(s, s-1) {
-			return s
-		}
+	s := l.state.Add(-1) + 1
+	if s >= adaptiveOneWaiter {
+		// Calls that come meanwhile queue behind the waiters of their
+		// priority or above (enqueue, under mu): the slot is theirs.
+		l.mu.Lock()
+		l.admitWaiters()
+		l.mu.Unlock()
 	}
+	return s & adaptiveSlotMask
 }
 
 // admitWaiters gives free slots to waiters, the highest priority first,

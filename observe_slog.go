@@ -130,7 +130,7 @@ func commonAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	if e.Name != "" {
 		attrs = append(attrs, slog.String("name", e.Name))
 	}
-	if e.Attempt > 0 {
+	if e.Attempt > 0 && e.Kind != EventLimitChanged {
 		attrs = append(attrs, slog.Int("attempt", e.Attempt))
 	}
 	if e.Err != nil {
@@ -151,11 +151,16 @@ func kindAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	case EventTimeout:
 		attrs = append(attrs, slog.Duration("timeout", e.Wait))
 	case EventRefused:
+		if se, ok := e.Err.(*ShedError); ok { // as the adaptive guards report it
+			attrs = append(attrs, slog.String("priority", se.Priority().String()))
+		}
 		if e.Wait > 0 {
 			attrs = append(attrs, slog.Duration("retry_after", e.Wait))
 		}
 	case EventStateChange:
 		attrs = append(attrs, slog.String("from", e.From.String()), slog.String("to", e.To.String()))
+	case EventLimitChanged:
+		attrs = append(attrs, slog.Int("from", e.Attempt), slog.Int("to", e.Size))
 	case EventBatchSent:
 		attrs = append(attrs, slog.Int("size", e.Size))
 	}

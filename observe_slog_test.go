@@ -34,6 +34,9 @@ func textLogger(w io.Writer, level slog.Level) *slog.Logger {
 
 func TestSlogObserver(t *testing.T) {
 	errDown := errors.New("down")
+	shed := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(1))
+	_, _ = shed.Enter(context.Background())
+	_, errShed := shed.Enter(resilience.WithPriority(context.Background(), resilience.PrioritySheddable))
 	tests := []struct {
 		name string
 		e    resilience.Event
@@ -72,6 +75,12 @@ func TestSlogObserver(t *testing.T) {
 		{"refused without a hint",
 			resilience.Event{Kind: resilience.EventRefused, Component: "bulkhead", Err: resilience.ErrBulkheadFull},
 			`level=DEBUG msg=refused component=bulkhead error="resilience: bulkhead full"`},
+		{"refused by priority",
+			resilience.Event{Kind: resilience.EventRefused, Component: "adaptive-limiter", Err: errShed, Wait: time.Millisecond},
+			`level=DEBUG msg=refused component=adaptive-limiter error="resilience: adaptive limit exceeded" priority=sheddable retry_after=1ms`},
+		{"limit changed",
+			resilience.Event{Kind: resilience.EventLimitChanged, Component: "adaptive-limiter", Name: "api", Attempt: 20, Size: 25, Reason: errors.New("latency")},
+			`level=INFO msg=limit-changed component=adaptive-limiter name=api reason=latency from=20 to=25`},
 		{"wait started",
 			resilience.Event{Kind: resilience.EventWaitStarted, Component: "bulkhead", Name: "db"},
 			`level=DEBUG msg=wait-started component=bulkhead name=db`},

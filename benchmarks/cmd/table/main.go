@@ -120,6 +120,7 @@ var order = []string{"Bare", "RetrySuccess", "RetrySuccessParallel", "RetryFailF
 	"BreakerOpenRefusal", "Bulkhead", "Timeout", "TimeoutChild", "Composed", "ComposedParallel", "ComposedChild",
 	"ComposedChildParallel", "HedgeFast", "FallbackSuccess", "BatchPerItem", "ObservedRetrySuccess", "ObservedRetryFailFailSucceed", "ObserveEvent",
 	"RateLimitAllow", "RateLimitAllowParallel", "RateLimitGuarded", "RateLimitKeyed",
+	"AdaptiveLimiter", "AdaptiveLimiterParallel", "AdaptiveThrottler", "AdaptiveThrottlerParallel",
 	"RedisRateLimit", "RedisRateLimitParallel", "RedisRateLimitDefaultOptions", "RedisRateLimitDefaultOptionsParallel", "GRPCUnary", "HTTPSuccess", "HTTPSuccessParallel"}
 
 func rank(name string) int {

@@ -25,6 +25,10 @@ var targets = map[string][]target{
 	"RateLimitAllowParallel":               {{maxAllocs: 0, bounds: []bound{atMost(25)}, text: "≤ 25 ns, 0 allocs"}},
 	"RateLimitGuarded":                     {{maxAllocs: 0, bounds: []bound{atMost(30)}, text: "≤ 30 ns, 0 allocs"}},
 	"RateLimitKeyed":                       {{maxAllocs: 0, bounds: []bound{atMost(60)}, text: "≤ 60 ns, 0 allocs"}},
+	"AdaptiveLimiter":                      adaptive,
+	"AdaptiveLimiterParallel":              adaptive,
+	"AdaptiveThrottler":                    adaptive,
+	"AdaptiveThrottlerParallel":            adaptive,
 	"RedisRateLimit":                       redisTargets,
 	"RedisRateLimitParallel":               redisTargets,
 	"RedisRateLimitDefaultOptions":         redisTargets,
@@ -43,6 +47,13 @@ var targets = map[string][]target{
 		{maxAllocs: 0, lib: "resilience-counting", text: "counting: 0 allocs"},
 		{maxAllocs: 0, lib: "resilience-slog", text: "slog (disabled): 0 allocs"},
 	},
+}
+
+// adaptive is the adaptive guards' target: a call that succeeds costs at
+// most 50 ns and allocates nothing, by Guarded and by Enter and done.
+var adaptive = []target{
+	{maxAllocs: 0, bounds: []bound{atMost(50)}, text: "≤ 50 ns, 0 allocs"},
+	{maxAllocs: 0, bounds: []bound{atMost(50)}, lib: "resilience-enter", text: "Enter and done ≤ 50 ns, 0 allocs"},
 }
 
 // target is what the project promised for one of our columns in a row: at
