@@ -13,20 +13,13 @@ import (
 )
 
 // AdaptiveLimiter limits how many calls run at once, as a [Bulkhead] does,
-// but finds the limit itself: it raises the limit while the calls it admits
-// are about as fast as without load, and lowers it when they slow down or
-// end in drops (timeouts and panics, see [WithAdaptiveDropIf]), between a
-// floor and a ceiling ([WithAdaptiveLimits]). A call's [Priority] (see
-// [WithPriority]) decides the share of the limit it may use, so the lowest
-// priorities are refused first. docs/load-control.md says how the limit
-// moves and how to read it.
-//
-// A refused call gets an error matching [ErrLimitExceeded], a *[ShedError]
-// whose RetryAfter is the recent mean latency; with [WithAdaptiveWait] it
-// waits for a slot instead, the highest priority served first. With
-// [WithObserver] it reports limit changes, refusals and waits, as component
-// "adaptive-limiter". An AdaptiveLimiter is safe for concurrent use. Its
-// zero value is not usable: make one with [NewAdaptiveLimiter].
+// but finds the limit itself: it raises it while the calls it admits are
+// about as fast as without load and lowers it when they slow down or end in
+// drops. A call's [Priority] decides the share of the limit it may use, so
+// the lowest are refused first, with a *[ShedError] matching
+// [ErrLimitExceeded]. Its observer events have component "adaptive-limiter";
+// docs/load-control.md says how the limit moves. It is safe for concurrent
+// use; its zero value is not usable: make one with [NewAdaptiveLimiter].
 type AdaptiveLimiter struct {
 	// state holds the calls in flight in its low 32 bits and the number of
 	// waiters above them. While anybody waits, slots change hands under mu.
@@ -89,14 +82,9 @@ type limiterWaiter struct {
 	elem    *list.Element
 }
 
-// NewAdaptiveLimiter returns an adaptive concurrency limiter, with a limit
-// of 20 to start with, between 1 and 1000 (see the options). With
-// [WithObserver] it reports an [EventLimitChanged] whenever a window moves
-// the limit, an [EventRefused] for each refusal (Err is the *ShedError,
-// Wait its hint), [EventWaitStarted] and [EventWaitEnded] around a wait,
-// and an [EventCallEnded] per call to an [OutcomeObserver] that asks. It
-// panics if an option is invalid, or if the floor is above the ceiling or
-// the initial limit outside them.
+// NewAdaptiveLimiter returns an adaptive concurrency limiter configured by
+// opts. It panics if an option is invalid, if the floor is above the
+// ceiling, or if the initial limit is outside them.
 func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	cfg := adaptiveConfig{
 		floor: 1, ceiling: 1000, tolerance: 1.25,
@@ -136,8 +124,7 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	return l
 }
 
-// AdaptiveLimiterOption configures [NewAdaptiveLimiter]. [Option]
-// ([WithClock], [WithObserver], [WithName]) is one too.
+// AdaptiveLimiterOption configures [NewAdaptiveLimiter]; an [Option] is one too.
 type AdaptiveLimiterOption interface {
 	applyAdaptiveLimiter(*adaptiveConfig)
 }
@@ -182,10 +169,9 @@ func WithAdaptiveInitial(n int) AdaptiveLimiterOption {
 	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.initial = n })
 }
 
-// WithAdaptiveTolerance sets how much slower than the no-load latency the
-// calls may be before the limit stops rising: the limit settles where the
-// latency is about f times the baseline. The default is 1.25. It panics if
-// f is NaN, less than 1 or infinite.
+// WithAdaptiveTolerance sets how many times the no-load latency calls may
+// take before the limit stops rising. The default is 1.25. It panics if f
+// is NaN, less than 1 or infinite.
 func WithAdaptiveTolerance(f float64) AdaptiveLimiterOption {
 	if !(f >= 1) || math.IsInf(f, 1) {
 		panic(fmt.Sprintf("resilience: WithAdaptiveTolerance: tolerance must be at least 1 and finite, got %v", f))
@@ -194,9 +180,8 @@ func WithAdaptiveTolerance(f float64) AdaptiveLimiterOption {
 }
 
 // WithAdaptiveWindow sets the shortest window over which latencies are
-// averaged before the limit moves; a window lasts twice the recent mean
-// latency if that is longer, and until 20 calls have ended. The default
-// is 100ms. It panics if d is not positive.
+// averaged before the limit moves. The default is 100ms. It panics if d is
+// not positive.
 func WithAdaptiveWindow(d time.Duration) AdaptiveLimiterOption {
 	if d <= 0 {
 		panic(fmt.Sprintf("resilience: WithAdaptiveWindow: window must be positive, got %v", d))
@@ -215,10 +200,9 @@ func WithAdaptiveProbeInterval(d time.Duration) AdaptiveLimiterOption {
 }
 
 // WithAdaptiveWait lets a call that finds its share of the limit in use
-// wait up to d for a slot before it is refused. The wait also ends when
-// the call's context does. Waiters are served by priority, the highest
-// first, and in order of arrival within one. The default, 0, is not to
-// wait. It panics if d is negative.
+// wait up to d, or until its context ends, for a slot before it is refused;
+// the highest priority is served first, in order of arrival within one. The
+// default, 0, is not to wait. It panics if d is negative.
 func WithAdaptiveWait(d time.Duration) AdaptiveLimiterOption {
 	if d < 0 {
 		panic(fmt.Sprintf("resilience: WithAdaptiveWait: wait must not be negative, got %v", d))
@@ -239,9 +223,8 @@ func WithAdaptiveQueue(n int) AdaptiveLimiterOption {
 
 // WithAdaptiveDropIf sets which errors of admitted calls are drops, signs
 // of overload that cut the limit. By default a drop is an error matching
-// context.DeadlineExceeded (a [Timeout]'s [ErrTimeout] does) or a
-// *[PanicError]; other errors are answers like any other. It panics if f
-// is nil.
+// context.DeadlineExceeded (as [ErrTimeout] does) or a *[PanicError]. It
+// panics if f is nil.
 func WithAdaptiveDropIf(f func(err error) bool) AdaptiveLimiterOption {
 	if f == nil {
 		panic("resilience: WithAdaptiveDropIf: predicate is nil")
@@ -266,9 +249,7 @@ func (l *AdaptiveLimiter) Queued() int { return int(l.state.Load() / adaptiveOne
 
 // Enter admits the call or refuses it, as described on [AdaptiveLimiter].
 // The done function it returns must be called exactly once with the call's
-// outcome. Without an observer it allocates nothing, and done takes an
-// error matching context.Canceled for the caller's cancellation (through
-// [Guarded] the call's context tells); with one, done is the call's own.
+// outcome, an error matching context.Canceled if its caller cancelled it.
 func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err error) {
 	t, err := l.enter(ctx, true)
 	if err != nil {
