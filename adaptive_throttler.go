@@ -106,9 +106,9 @@ func WithThrottleWindow(d time.Duration) AdaptiveThrottlerOption {
 }
 
 // WithThrottleAcceptedIf sets which outcomes count as accepted by the
-// service; f(nil) is asked too. By default every outcome is but a refusal
-// or an overload (docs/load-control.md lists them); a cancelled call counts
-// for nothing. It panics if f is nil.
+// service; f(nil) is asked too. By default every outcome is but a timeout,
+// a guard's refusal or an error with a retry hint ([RetryAfter]); a
+// cancelled call counts for nothing. It panics if f is nil.
 func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
 	if f == nil {
 		panic("resilience: WithThrottleAcceptedIf: predicate is nil")
@@ -127,13 +127,26 @@ func WithThrottleRand(r Rand) AdaptiveThrottlerOption {
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.rand = r })
 }
 
-// isAccepted is the default predicate of what the service accepted.
+// refusals are the errors the default predicate takes for the service's
+// "not now", hint or no hint.
+var refusals = [...]error{context.DeadlineExceeded, ErrBulkheadFull, ErrBreakerOpen, ErrRateLimited, ErrLimitExceeded, ErrThrottled}
+
+// isAccepted is the default predicate of what the service accepted: all
+// but a refusal, an overload or an error that says when to try again. An
+// error merely able to carry a hint (an HTTP 500's) is an answer.
 func isAccepted(err error) bool {
 	if err == nil {
 		return true
 	}
-	var h RetryHint
-	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrBulkheadFull) && !errors.As(err, &h)
+	if _, ok := RetryAfter(err); ok {
+		return false
+	}
+	for _, r := range refusals {
+		if errors.Is(err, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // Enter admits the call or refuses it, as described on
