@@ -360,9 +360,9 @@ func (l *AdaptiveLimiter) waitFor(ctx context.Context, lv int) time.Duration {
 // waitMargin is how many times the recent mean latency a waiting call's
 // deadline must leave after its wait: the tail of the latencies, not
 // their mean, decides whether it is answered in time. In sim/'s load
-// scenario (half the calls critical, at the capacity) a margin of one
-// mean left up to 5% of the critical calls answered late, two up to
-// 0.3%, three at most 0.02%.
+// scenario (half the calls critical, at the capacity) it leaves at most
+// 0.02% of the critical calls answered late, where one mean left several
+// percent.
 const waitMargin = 3
 
 // refuse reports the refusal of a call of priority p and returns its error.

@@ -129,8 +129,8 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 //     1.5%: Poisson arrivals at exactly the capacity outrun it for seconds
 //     at a time, and a FIFO queue that knew every call's wait exactly and
 //     let none wait over the 58 ms the limiter allows would still refuse
-//     0.13–1.20% (1.02% in seed 16 with 80 ms). The load shed must be the
-//     sheddable calls';
+//     0.13–1.20% (priorityBound). The load shed must be the sheddable
+//     calls';
 //   - five clients, each with a throttle (K 1.15, a window of 500 ms, at
 //     most 80% refused), against a service that accepts half of their load
 //     for 30 s: at most 1.2 times what it accepts sent to it, and every
