@@ -323,12 +323,15 @@ func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
 			return l.ticket(), nil
 		}
 	}
-	wait := l.waitFor(ctx, lv)
-	if wait <= 0 {
+	if l.wait == 0 || lv < l.waitFrom {
 		return 0, l.refuse(ctx, p)
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	wait := l.waitFor(ctx)
+	if wait <= 0 {
+		return 0, l.refuse(ctx, p)
 	}
 	w, ok := l.enqueue(lv)
 	switch {
@@ -343,14 +346,11 @@ func (l *AdaptiveLimiter) enterSlow(ctx context.Context) (uint64, error) {
 	return l.ticket(), nil
 }
 
-// waitFor returns how long a call of level lv and context ctx may wait for
-// a slot: not at all below the level that may wait, and only as long as
-// its deadline leaves waitMargin times the recent mean latency after the
-// wait, so that a call that waited can still be answered in time.
-func (l *AdaptiveLimiter) waitFor(ctx context.Context, lv int) time.Duration {
-	if l.wait == 0 || lv < l.waitFrom {
-		return 0
-	}
+// waitFor returns how long a call of context ctx may wait for a slot: as
+// long as its deadline leaves waitMargin times the recent mean latency
+// after the wait, so that a call that waited can still be answered in
+// time, and l.wait at most.
+func (l *AdaptiveLimiter) waitFor(ctx context.Context) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
 		return min(l.wait, l.until(dl)-waitMargin*max(time.Duration(l.hint.Load()), time.Millisecond))
 	}

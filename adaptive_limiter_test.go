@@ -242,7 +242,7 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 		name     string
 		priority resilience.Priority
 		waitFrom resilience.Priority // 0: the option not given
-		deadline time.Duration       // of the caller's context; 0: none
+		deadline time.Duration       // of the caller's context; 0: none, negative: passed
 		release  bool                // the slot is freed during the wait
 		cancel   bool                // the caller's context ends during the wait
 		queued   bool                // the call waits
@@ -256,6 +256,7 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 		{name: "at the priority that waits", priority: resilience.PriorityHigh, waitFrom: resilience.PriorityHigh, release: true, queued: true},
 		{name: "deadline cuts the wait", deadline: 100 * time.Millisecond, queued: true, wantErr: resilience.ErrLimitExceeded, wantWait: 97 * time.Millisecond},
 		{name: "deadline leaves no time", deadline: time.Millisecond, wantErr: resilience.ErrLimitExceeded},
+		{name: "deadline passed", deadline: -1, wantErr: context.DeadlineExceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -269,7 +270,7 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 				require.NoError(t, err)
 				ctx, cancel := context.WithCancel(resilience.WithPriority(context.Background(), tc.priority))
 				defer cancel()
-				if tc.deadline > 0 {
+				if tc.deadline != 0 {
 					var stop context.CancelFunc
 					ctx, stop = context.WithTimeout(ctx, tc.deadline)
 					defer stop()
