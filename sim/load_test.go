@@ -140,6 +140,19 @@ type waitGate struct {
 	l       *resilience.AdaptiveLimiter
 	regs    chan waitDeadline
 	results chan waitResult
+
+	waiting map[uint64]loadCall // calls waiting in the limiter, by number
+	waits   []waitDeadline      // the waits' ends, by event id
+	waitOf  []uint64            // the call of each wait
+	woken   []wokenCall         // waits ended, not yet handed to the loop
+}
+
+// wokenCall is a call whose wait ended: admitted with its token, or
+// refused.
+type wokenCall struct {
+	c     loadCall
+	token any
+	ok    bool
 }
 
 // waitDeadline is when a waiting call's wait ends, and how to end it.
@@ -160,33 +173,68 @@ func (g *waitGate) enter(ctx context.Context) (any, bool) {
 	return done, err == nil
 }
 
-func (g *waitGate) exit(token any) { token.(func(error))(nil) }
+// exit ends an admitted call; the waiters it woke are in g.woken.
+func (g *waitGate) exit(token any) {
+	q := g.l.Queued()
+	token.(func(error))(nil)
+	g.collect(q - g.l.Queued())
+}
 
 func (g *waitGate) limit() float64 { return float64(g.l.Limit()) }
 
-// start enters call n in a goroutine and returns its result, or the
-// deadline of its wait if it waits.
-func (g *waitGate) start(ctx context.Context, n uint64) (waitResult, *waitDeadline) {
+// enterWaiting enters call c, number n, in a goroutine and returns its
+// token and whether it was admitted, or, if it waits, schedules the end of
+// its wait as event loadWaitEnd on e and returns waiting.
+func (g *waitGate) enterWaiting(e *engine, ctx context.Context, c loadCall, n uint64) (token any, ok, waiting bool) {
 	go func() {
 		done, err := g.l.Enter(ctx)
 		g.results <- waitResult{n: n, done: done, err: err}
 	}()
 	select {
 	case r := <-g.results:
-		return r, nil
+		return r.done, r.err == nil, false
 	case d := <-g.regs:
-		return waitResult{}, &d
+		g.waiting[n] = c
+		g.waits, g.waitOf = append(g.waits, d), append(g.waitOf, n)
+		e.at(d.at, loadWaitEnd, int32(len(g.waits)-1))
+		return nil, false, true
 	}
 }
 
-// collect returns the results of k waiters woken, by call number.
-func (g *waitGate) collect(k int) []waitResult {
+// endWait ends wait id, unless a slot ended it first.
+func (g *waitGate) endWait(id int32) {
+	if _, ok := g.waiting[g.waitOf[id]]; ok {
+		g.waits[id].cancel()
+		g.collect(1)
+	}
+}
+
+// endWaits ends the waits still running, so that no goroutine outlives
+// the run.
+func (g *waitGate) endWaits() {
+	for id := range g.waitOf {
+		g.endWait(int32(id))
+	}
+}
+
+// collect adds the results of k waiters woken to g.woken, by call number.
+func (g *waitGate) collect(k int) {
 	rs := make([]waitResult, k)
 	for i := range rs {
 		rs[i] = <-g.results
 	}
 	slices.SortFunc(rs, func(a, b waitResult) int { return cmp.Compare(a.n, b.n) })
-	return rs
+	for _, r := range rs {
+		g.woken = append(g.woken, wokenCall{c: g.waiting[r.n], token: r.done, ok: r.err == nil})
+		delete(g.waiting, r.n)
+	}
+}
+
+// takeWoken returns the calls whose wait ended since it was last asked.
+func (g *waitGate) takeWoken() []wokenCall {
+	w := g.woken
+	g.woken = g.woken[:0:0]
+	return w
 }
 
 // loadClock is the clock of the waitGate's limiter: the loop's virtual
@@ -246,7 +294,7 @@ var ourOptions = []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveWait(
 
 var (
 	oursContender = loadContender{name: "AdaptiveLimiter", run: func(_ *testing.T, _ resilience.Clock, e *engine, body func(loadGate)) {
-		g := &waitGate{regs: make(chan waitDeadline), results: make(chan waitResult)}
+		g := &waitGate{regs: make(chan waitDeadline), results: make(chan waitResult), waiting: map[uint64]loadCall{}}
 		g.l = resilience.NewAdaptiveLimiter(append([]resilience.AdaptiveLimiterOption{
 			resilience.WithClock(loadClock{e: e, regs: g.regs})}, ourOptions...)...)
 		body(g)
@@ -340,64 +388,12 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 		total += p.d
 	}
 	buckets := make([]loadBucket, int(total/time.Second))
+	srv := &loadServer{e: e, workers: cmp.Or(cfg.phases[0].workers, cfg.workers)}
 	phase, phaseEnd := 0, cfg.phases[0].d
-	workers := func() int {
-		if w := cfg.phases[phase].workers; w > 0 {
-			return w
-		}
-		return cfg.workers
-	}
-	var calls []loadCall // admitted calls, by slot
-	var free, queue []int32
 	wg, _ := g.(*waitGate)
-	waiting := map[uint64]loadCall{} // calls waiting in the limiter, by number
-	var waits []waitDeadline         // the waits' ends, by event id
-	var waitOf []uint64              // the call of each wait
-	n := uint64(0)                   // calls offered so far
-	busy := 0
+	n := uint64(0) // calls offered so far
 	critical := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
 	sheddable := resilience.WithPriority(context.Background(), resilience.PrioritySheddable)
-	start := func() {
-		for busy < workers() && len(queue) > 0 {
-			id := queue[0]
-			queue = queue[1:]
-			busy++
-			e.after(calls[id].service, loadFinish, id)
-		}
-	}
-	admit := func(b *loadBucket, c loadCall, token any) {
-		b.admitted++
-		c.token = token
-		var slot int32
-		if k := len(free); k > 0 {
-			slot, free = free[k-1], free[:k-1]
-			calls[slot] = c
-		} else {
-			slot = int32(len(calls))
-			calls = append(calls, c)
-		}
-		queue = append(queue, slot)
-		start()
-	}
-	refuse := func(b *loadBucket, c loadCall) {
-		if c.critical {
-			b.refusedCrit++
-		} else {
-			b.refusedLow++
-		}
-	}
-	// woken admits or refuses the waiters woken, in their order.
-	woken := func(b *loadBucket, k int) {
-		for _, r := range wg.collect(k) {
-			c := waiting[r.n]
-			delete(waiting, r.n)
-			if r.err == nil {
-				admit(b, c, r.done)
-			} else {
-				refuse(b, c)
-			}
-		}
-	}
 	next := func() {
 		rate := cfg.phases[phase].load * cfg.capacity(cfg.workers)
 		e.after(time.Duration(arrivals.ExpFloat64()/rate*float64(time.Second)), loadArrive, 0)
@@ -419,27 +415,19 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 				}
 			}
 			b.offered++
+			var token any
+			var ok, waiting bool
 			if wg != nil && c.critical {
-				r, d := wg.start(deadlineCtx{ctx, epoch.Add(e.now + cfg.deadline)}, n)
-				switch {
-				case d != nil:
-					waiting[n] = c
-					waits, waitOf = append(waits, *d), append(waitOf, n)
-					e.at(d.at, loadWaitEnd, int32(len(waits)-1))
-				case r.err == nil:
-					admit(b, c, r.done)
-				default:
-					refuse(b, c)
-				}
-			} else if token, ok := g.enter(ctx); ok {
-				admit(b, c, token)
+				token, ok, waiting = wg.enterWaiting(e, deadlineCtx{ctx, epoch.Add(e.now + cfg.deadline)}, c, n)
 			} else {
-				refuse(b, c)
+				token, ok = g.enter(ctx)
+			}
+			if !waiting {
+				srv.settle(b, c, token, ok)
 			}
 			next()
 		case loadFinish:
-			c := &calls[id]
-			busy--
+			c := srv.finish(id)
 			lat := e.now - c.arrived
 			b.latencies = append(b.latencies, lat)
 			if lat <= cfg.deadline {
@@ -447,41 +435,93 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 			} else if c.critical {
 				b.lateCrit++
 			}
-			token := c.token
-			c.token = nil
-			free = append(free, id)
-			if wg != nil {
-				q := wg.l.Queued()
-				g.exit(token)
-				woken(b, q-wg.l.Queued())
-			} else {
-				g.exit(token)
-			}
-			start()
+			g.exit(c.token)
+			srv.settleWoken(b, wg)
+			srv.start()
 		case loadWaitEnd:
-			if _, ok := waiting[waitOf[id]]; ok {
-				waits[id].cancel()
-				woken(b, 1)
-			}
+			wg.endWait(id)
+			srv.settleWoken(b, wg)
 		case loadTick:
 			b := &buckets[int(e.now/time.Second)-1]
-			b.limit, b.workers = g.limit(), workers()
+			b.limit, b.workers = g.limit(), srv.workers
 			if e.now >= phaseEnd && phase < len(cfg.phases)-1 {
 				phase++
 				phaseEnd += cfg.phases[phase].d
-				start() // the capacity may have grown
+				srv.workers = cmp.Or(cfg.phases[phase].workers, cfg.workers)
+				srv.start() // the capacity may have grown
 			}
 			e.after(time.Second, loadTick, 0)
 		}
 	})
-	// End the waits still running, so that no goroutine outlives the run.
-	for id, n := range waitOf {
-		if _, ok := waiting[n]; ok {
-			waits[id].cancel()
-			woken(&buckets[len(buckets)-1], 1)
-		}
+	if wg != nil {
+		wg.endWaits()
+		srv.settleWoken(&buckets[len(buckets)-1], wg)
 	}
 	return buckets
+}
+
+// loadServer is the server of the load scenario: its workers, and the
+// calls admitted, served in the order of their admission.
+type loadServer struct {
+	e           *engine
+	workers     int        // now
+	busy        int        // workers serving a call
+	calls       []loadCall // admitted calls, by slot
+	free, queue []int32    // free slots; slots waiting for a worker
+}
+
+// start hands calls waiting to the workers free.
+func (s *loadServer) start() {
+	for s.busy < s.workers && len(s.queue) > 0 {
+		id := s.queue[0]
+		s.queue = s.queue[1:]
+		s.busy++
+		s.e.after(s.calls[id].service, loadFinish, id)
+	}
+}
+
+// settle counts call c in b as admitted with token (ok) or refused; an
+// admitted call joins the queue.
+func (s *loadServer) settle(b *loadBucket, c loadCall, token any, ok bool) {
+	switch {
+	case !ok && c.critical:
+		b.refusedCrit++
+		return
+	case !ok:
+		b.refusedLow++
+		return
+	}
+	b.admitted++
+	c.token = token
+	var slot int32
+	if k := len(s.free); k > 0 {
+		slot, s.free = s.free[k-1], s.free[:k-1]
+		s.calls[slot] = c
+	} else {
+		slot = int32(len(s.calls))
+		s.calls = append(s.calls, c)
+	}
+	s.queue = append(s.queue, slot)
+	s.start()
+}
+
+// settleWoken settles the calls whose wait in wg ended, in their order.
+func (s *loadServer) settleWoken(b *loadBucket, wg *waitGate) {
+	if wg == nil {
+		return
+	}
+	for _, w := range wg.takeWoken() {
+		s.settle(b, w.c, w.token, w.ok)
+	}
+}
+
+// finish frees the worker and the slot of call id, and returns the call.
+func (s *loadServer) finish(id int32) loadCall {
+	c := s.calls[id]
+	s.calls[id].token = nil
+	s.busy--
+	s.free = append(s.free, id)
+	return c
 }
 
 // quantile returns the q-quantile of d, sorted in place.
