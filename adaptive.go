@@ -8,22 +8,18 @@ import (
 )
 
 var (
-	// ErrLimitExceeded is matched by the error of a call an
-	// [AdaptiveLimiter] refused: its priority's share of the limit was in
-	// use and it could not (or might no longer) wait. The error is a
-	// *[ShedError] with a retry hint.
+	// ErrLimitExceeded is matched by the *[ShedError] of a call an
+	// [AdaptiveLimiter] refused: its priority's share of the limit was in use.
 	ErrLimitExceeded = errors.New("resilience: adaptive limit exceeded")
 
-	// ErrThrottled is matched by the error of a call an [AdaptiveThrottler]
-	// refused locally, because the service has been refusing too much of
-	// what it was sent. The error is a *[ShedError] with a retry hint.
+	// ErrThrottled is matched by the *[ShedError] of a call an
+	// [AdaptiveThrottler] refused locally.
 	ErrThrottled = errors.New("resilience: throttled")
 )
 
-// ShedError is the error of a call refused by an [AdaptiveLimiter] (it
-// matches [ErrLimitExceeded]) or an [AdaptiveThrottler] (it matches
-// [ErrThrottled]). RetryAfter is a hint of when to try again, so a [Retry]
-// outside the guard does not come straight back.
+// ShedError is the error of a call an [AdaptiveLimiter] or an
+// [AdaptiveThrottler] refused; it matches [ErrLimitExceeded] or
+// [ErrThrottled], and is a [RetryHint].
 type ShedError struct {
 	sentinel error
 	priority Priority
@@ -46,10 +42,9 @@ func (e *ShedError) Is(target error) bool { return target == e.sentinel }
 // read it from its context.
 func (e *ShedError) Priority() Priority { return e.priority }
 
-// RetryAfter returns the hint: for an [AdaptiveLimiter], the mean latency
-// of its recent calls (about when a slot frees), at least a millisecond;
-// for an [AdaptiveThrottler], the time until the oldest part of its window
-// drops out.
+// RetryAfter returns when to try again, at least a millisecond: a
+// limiter's recent mean latency, or the time until a throttler's window
+// slides.
 func (e *ShedError) RetryAfter() time.Duration { return e.after }
 
 // enterCtx stands for the context of a call an adaptive guard admitted

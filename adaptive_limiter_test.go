@@ -234,36 +234,62 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 
 // TestAdaptiveLimiterWait: a call may wait for a slot, is served when one
 // frees, and is refused when its wait runs out or leaves with its
-// context's error.
+// context's error; a call below the priority that may wait, or whose
+// deadline leaves no time to wait, is refused at once, and a wait ends
+// early enough for the call to meet its deadline.
 func TestAdaptiveLimiterWait(t *testing.T) {
 	tests := []struct {
-		name    string
-		release bool // the slot is freed during the wait
-		cancel  bool // the caller's context ends during the wait
-		wantErr error
+		name     string
+		priority resilience.Priority
+		waitFrom resilience.Priority // 0: the option not given
+		deadline time.Duration       // of the caller's context; 0: none, negative: passed
+		release  bool                // the slot is freed during the wait
+		cancel   bool                // the caller's context ends during the wait
+		queued   bool                // the call waits
+		wantErr  error
+		wantWait time.Duration // how long Enter took
 	}{
-		{"slot freed", true, false, nil},
-		{"wait runs out", false, false, resilience.ErrLimitExceeded},
-		{"context ends", false, true, context.Canceled},
+		{name: "slot freed", release: true, queued: true},
+		{name: "wait runs out", queued: true, wantErr: resilience.ErrLimitExceeded, wantWait: time.Second},
+		{name: "context ends", cancel: true, queued: true, wantErr: context.Canceled},
+		{name: "below the priority that waits", waitFrom: resilience.PriorityHigh, wantErr: resilience.ErrLimitExceeded},
+		{name: "at the priority that waits", priority: resilience.PriorityHigh, waitFrom: resilience.PriorityHigh, release: true, queued: true},
+		{name: "deadline cuts the wait", deadline: 100 * time.Millisecond, queued: true, wantErr: resilience.ErrLimitExceeded, wantWait: 97 * time.Millisecond},
+		{name: "deadline leaves no time", deadline: time.Millisecond, wantErr: resilience.ErrLimitExceeded},
+		{name: "deadline passed", deadline: -1, wantErr: context.DeadlineExceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second))
+				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second)}
+				if tc.waitFrom != 0 {
+					opts = append(opts, resilience.WithAdaptiveWaitPriority(tc.waitFrom))
+				}
+				l := resilience.NewAdaptiveLimiter(opts...)
 				held, err := l.Enter(context.Background())
 				require.NoError(t, err)
-				ctx, cancel := context.WithCancel(context.Background())
+				ctx, cancel := context.WithCancel(resilience.WithPriority(context.Background(), tc.priority))
 				defer cancel()
+				if tc.deadline != 0 {
+					var stop context.CancelFunc
+					ctx, stop = context.WithTimeout(ctx, tc.deadline)
+					defer stop()
+				}
 				got := make(chan error, 1)
+				start := time.Now()
+				var took time.Duration
 				go func() {
 					done, err := l.Enter(ctx)
+					took = time.Since(start)
 					if err == nil {
 						done(nil)
 					}
 					got <- err
 				}()
 				synctest.Wait()
-				assert.Equal(t, 1, l.Queued())
+				if tc.queued {
+					assert.Equal(t, 1, l.Queued())
+				}
 				switch {
 				case tc.release:
 					held(nil)
@@ -276,6 +302,7 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 				} else {
 					assert.ErrorIs(t, err, tc.wantErr)
 				}
+				assert.Equal(t, tc.wantWait, took, "time in Enter")
 				if !tc.release {
 					held(nil)
 				}

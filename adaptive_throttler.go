@@ -12,20 +12,11 @@ import (
 
 // AdaptiveThrottler is client-side throttling as the Google SRE book
 // describes it: a client that sees the service refuse much of what it sends
-// refuses some calls itself, before sending them. Over a sliding window
-// ([WithThrottleWindow]) it counts requests and the calls the service
-// accepted ([WithThrottleAcceptedIf]), and refuses a new call with
-// probability
-//
-//	max(0, (requests − K·accepts) / (requests + 1))
-//
-// (K = 2 by default, [WithThrottleK]; at most [WithThrottleMaxRatio]), or
-// none while the window holds fewer than 20 requests. A refused call gets
-// an error matching [ErrThrottled], a *[ShedError] whose RetryAfter is the
-// time until the window next slides.
-// Put it outermost on the client side; docs/load-control.md shows how it
-// sheds and recovers. It is safe for concurrent use; its zero value is not
-// usable: make one with [NewAdaptiveThrottler].
+// over a sliding window refuses a share of its calls itself, before sending
+// them, with a *[ShedError] matching [ErrThrottled]. Its observer events
+// have component "adaptive-throttler"; docs/load-control.md gives the rule.
+// It is safe for concurrent use; its zero value is not usable: make one with
+// [NewAdaptiveThrottler].
 type AdaptiveThrottler struct {
 	k        float64
 	maxRatio float64
@@ -49,10 +40,8 @@ const throttleParts = 10
 
 type throttlePart struct{ requests, accepts atomic.Int64 }
 
-// NewAdaptiveThrottler returns a client-side throttle, with K = 2 and a
-// window of 10s unless options say otherwise. With [WithObserver] it
-// reports an [EventRefused] for each refusal (Err is the *ShedError, Wait
-// its hint). It panics if an option is invalid.
+// NewAdaptiveThrottler returns a client-side throttle configured by opts.
+// It panics if an option is invalid.
 func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 	cfg := throttlerConfig{k: 2, maxRatio: 1, window: 10 * time.Second, accepted: isAccepted}
 	for _, o := range opts {
@@ -67,8 +56,7 @@ func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 	return t
 }
 
-// AdaptiveThrottlerOption configures [NewAdaptiveThrottler]. [Option]
-// ([WithClock], [WithObserver], [WithName]) is one too.
+// AdaptiveThrottlerOption configures [NewAdaptiveThrottler]; an [Option] is one too.
 type AdaptiveThrottlerOption interface {
 	applyAdaptiveThrottler(*throttlerConfig)
 }
@@ -89,10 +77,8 @@ func (f throttlerOptionFunc) applyAdaptiveThrottler(c *throttlerConfig) { f(c) }
 func (o Option) applyAdaptiveThrottler(c *throttlerConfig) { o.set(&c.common) }
 
 // WithThrottleK sets K, how many requests per accepted one the throttle
-// lets through before it refuses some. The default is 2; 1.1 sheds
-// almost all the load the service refuses, at the cost of refusing some
-// calls a recovering service would have taken. It panics if k is NaN,
-// infinite or less than 1.
+// lets through before it refuses some. The default is 2. It panics if k is
+// NaN, infinite or less than 1.
 func WithThrottleK(k float64) AdaptiveThrottlerOption {
 	if !(k >= 1) || math.IsInf(k, 1) {
 		panic(fmt.Sprintf("resilience: WithThrottleK: K must be at least 1 and finite, got %v", k))
@@ -100,14 +86,9 @@ func WithThrottleK(k float64) AdaptiveThrottlerOption {
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.k = k })
 }
 
-// WithThrottleMaxRatio caps the probability with which the throttle
-// refuses a call at r. Clients that share a refusing service drift apart
-// under the SRE book's rule: whichever happens to send less is accepted
-// less and sends less still, down to almost nothing, and once the service
-// is well again that client is the last to find out (seconds after the
-// others, in sim/'s brownout). A cap keeps every client sending a share,
-// 1 − r, of its calls. The default, 1, is no cap. It panics if r is NaN
-// or outside (0, 1].
+// WithThrottleMaxRatio caps at r the probability with which the throttle
+// refuses a call, so that it always sends a share 1 − r of its calls. The
+// default, 1, is no cap. It panics if r is NaN or outside (0, 1].
 func WithThrottleMaxRatio(r float64) AdaptiveThrottlerOption {
 	if !(r > 0 && r <= 1) {
 		panic(fmt.Sprintf("resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got %v", r))
@@ -125,12 +106,9 @@ func WithThrottleWindow(d time.Duration) AdaptiveThrottlerOption {
 }
 
 // WithThrottleAcceptedIf sets which outcomes count as accepted by the
-// service: f(nil) is asked too. By default every outcome is but a refusal
-// or an overload: an error matching context.DeadlineExceeded or
-// [ErrBulkheadFull], or one that carries a [RetryHint], as an HTTP 429 or
-// 503 with Retry-After does, or a [Breaker]'s, a [RateLimiter]'s or an
-// adaptive guard's refusal. A call whose caller cancelled it counts for
-// nothing, whatever f says. It panics if f is nil.
+// service; f(nil) is asked too. By default every outcome is but a timeout,
+// a guard's refusal or an error with a retry hint ([RetryAfter]); a
+// cancelled call counts for nothing. It panics if f is nil.
 func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
 	if f == nil {
 		panic("resilience: WithThrottleAcceptedIf: predicate is nil")
@@ -149,20 +127,32 @@ func WithThrottleRand(r Rand) AdaptiveThrottlerOption {
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.rand = r })
 }
 
-// isAccepted is the default predicate of what the service accepted.
+// refusals are the errors the default predicate takes for the service's
+// "not now", hint or no hint.
+var refusals = [...]error{context.DeadlineExceeded, ErrBulkheadFull, ErrBreakerOpen, ErrRateLimited, ErrLimitExceeded, ErrThrottled}
+
+// isAccepted is the default predicate of what the service accepted: all
+// but a refusal, an overload or an error that says when to try again. An
+// error merely able to carry a hint (an HTTP 500's) is an answer.
 func isAccepted(err error) bool {
 	if err == nil {
 		return true
 	}
-	var h RetryHint
-	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, ErrBulkheadFull) && !errors.As(err, &h)
+	if _, ok := RetryAfter(err); ok {
+		return false
+	}
+	for _, r := range refusals {
+		if errors.Is(err, r) {
+			return false
+		}
+	}
+	return true
 }
 
 // Enter admits the call or refuses it, as described on
 // [AdaptiveThrottler]. The done function it returns must be called exactly
-// once with the call's outcome. It allocates nothing: done takes an error
-// matching context.Canceled for the caller's cancellation (through
-// [Guarded] the call's context tells).
+// once with the call's outcome, an error matching context.Canceled if its
+// caller cancelled it.
 func (t *AdaptiveThrottler) Enter(ctx context.Context) (done func(err error), err error) {
 	if _, err := t.enter(ctx, true); err != nil {
 		return nil, err

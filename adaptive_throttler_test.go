@@ -121,7 +121,11 @@ func TestAdaptiveThrottlerOutcomes(t *testing.T) {
 		{"an answer that is an error", errors.New("not found"), false, 0},
 		{"timeout", resilience.ErrTimeout, false, 20.0 / 21},
 		{"bulkhead full", resilience.ErrBulkheadFull, false, 20.0 / 21},
-		{"a refusal with a hint", &resilience.ShedError{}, false, 20.0 / 21},
+		{"a refusal with a hint", hinted{time.Second}, false, 20.0 / 21},
+		{"an error that could carry a hint and carries none", fmt.Errorf("500: %w", hinted{0}), false, 0},
+		{"an adaptive limiter's refusal", limiterRefusal(t), false, 20.0 / 21},
+		{"a breaker's refusal without a hint", fmt.Errorf("%w", resilience.ErrBreakerOpen), false, 20.0 / 21},
+		{"a rate limiter's refusal without a hint", resilience.ErrRateLimited, false, 20.0 / 21},
 		{"cancelled by the caller", context.Canceled, true, 0},
 	}
 	for _, tc := range tests {
@@ -140,6 +144,18 @@ func TestAdaptiveThrottlerOutcomes(t *testing.T) {
 			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
 		})
 	}
+}
+
+// limiterRefusal returns the refusal of an AdaptiveLimiter whose only slot
+// is taken.
+func limiterRefusal(t *testing.T) error {
+	l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 1), resilience.WithClock(newManualClock()))
+	done, err := l.Enter(context.Background())
+	require.NoError(t, err)
+	defer done(nil)
+	_, err = l.Enter(context.Background())
+	require.ErrorIs(t, err, resilience.ErrLimitExceeded)
+	return err
 }
 
 // TestAdaptiveThrottlerWindow: counts drop out of the window part by part.

@@ -36,14 +36,14 @@ func (l *AdaptiveLimiter) enqueue(lv int) (*limiterWaiter, bool) {
 	return w, true
 }
 
-// await waits in the queue for a slot to be handed to w.
-func (l *AdaptiveLimiter) await(ctx context.Context, w *limiterWaiter, p Priority) error {
+// await waits in the queue, up to wait, for a slot to be handed to w.
+func (l *AdaptiveLimiter) await(ctx context.Context, w *limiterWaiter, p Priority, wait time.Duration) error {
 	var start time.Time
 	if l.observer != nil {
 		start = l.now()
 		l.observeHolding(ctx, Event{Kind: EventWaitStarted, Component: "adaptive-limiter"}, w)
 	}
-	wctx, stop := l.waitCtx(ctx, l.wait)
+	wctx, stop := l.waitCtx(ctx, wait)
 	defer stop()
 	var err error
 	select {
@@ -118,6 +118,9 @@ func (l *AdaptiveLimiter) admitWaiters() {
 		for q.Len() > 0 && l.state.Load()&adaptiveSlotMask < threshold(lim, lv) {
 			w := q.Remove(q.Front()).(*limiterWaiter)
 			l.state.Add(1 - adaptiveOneWaiter)
+			// The call is admitted now, in the queue's order: its
+			// ticket is taken here, not when its goroutine next runs.
+			w.ticket = l.ticket()
 			w.granted = true
 			close(w.ready)
 		}

@@ -5,30 +5,19 @@ import (
 	"strconv"
 )
 
-// Priority says how much a call matters when a server has to shed load. An
-// [AdaptiveLimiter] that cannot admit every call refuses the lowest
-// priorities first. A call's priority travels in its context: set it with
-// [WithPriority], read it with [PriorityFrom]. The zero Priority is
-// [PriorityNormal], the priority of a call whose context carries none.
+// Priority says how much a call matters to an [AdaptiveLimiter] that sheds
+// load: the lowest are refused first. It travels in the call's context
+// ([WithPriority]); the zero Priority is [PriorityNormal].
 type Priority int8
 
-// The priorities, from the first shed to the last.
+// The priorities, from the first shed to the last, with the share of the
+// limit each may use.
 const (
-	// PrioritySheddable is work nobody waits for: prefetches, retries of
-	// best-effort jobs. It may use up to half of the limit.
-	PrioritySheddable Priority = -2
-	// PriorityLow is work that can come back later: batch jobs, crawlers.
-	// It may use up to 70% of the limit.
-	PriorityLow Priority = -1
-	// PriorityNormal is the priority of a call whose context carries none.
-	// It may use up to 80% of the limit.
-	PriorityNormal Priority = 0
-	// PriorityHigh is interactive work a person waits for. It may use up
-	// to 90% of the limit.
-	PriorityHigh Priority = 1
-	// PriorityCritical is work that must be served while the server can
-	// serve anything: health checks, payments. It may use the whole limit.
-	PriorityCritical Priority = 2
+	PrioritySheddable Priority = -2 // prefetches, best-effort work: 50%
+	PriorityLow       Priority = -1 // batch jobs, crawlers: 70%
+	PriorityNormal    Priority = 0  // a context without a priority: 80%
+	PriorityHigh      Priority = 1  // interactive work a person waits for: 90%
+	PriorityCritical  Priority = 2  // health checks, payments: the whole limit
 )
 
 // priorityLevels is the number of priorities; level(p) indexes them from 0,

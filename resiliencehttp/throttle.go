@@ -20,9 +20,8 @@ import (
 // gateway in front of it says it cannot take the request now; and every
 // other error, which means that no answer came: a connection refused or
 // reset, an attempt that timed out, a refusal by a guard after the
-// throttle. (The throttle's default counts a 500 as a refusal, for the
-// *StatusError carries a retry hint, and a connection refused as
-// accepted.) A call its caller cancelled counts for nothing, whatever
+// throttle. (The throttle's default reads no status: it counts a 503
+// without Retry-After and a connection refused as accepted.) A call its caller cancelled counts for nothing, whatever
 // Accepted says: the throttle sees to that.
 func Accepted(err error) bool {
 	if err == nil {

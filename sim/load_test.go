@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -127,6 +128,142 @@ func (g failsafeGate) exit(token any) {
 
 func (g failsafeGate) limit() float64 { return float64(g.l.Limit()) }
 
+// waitGate is the library's AdaptiveLimiter, whose critical calls may
+// wait for a slot. A call that may wait enters in a goroutine of its own;
+// the loop waits until it is admitted, refused or waiting (its limiter
+// then asks loadClock for the wait's deadline, which the loop turns into
+// an event). A slot freed by a call's end or a deadline reached wakes
+// waiters, each of which tells the loop how its wait ended; the loop
+// handles them in the order of their arrival, the limiter's order, so a
+// run stays a pure function of its seed.
+type waitGate struct {
+	l       *resilience.AdaptiveLimiter
+	regs    chan waitDeadline
+	results chan waitResult
+
+	waiting map[uint64]loadCall // calls waiting in the limiter, by number
+	waits   []waitDeadline      // the waits' ends, by event id
+	waitOf  []uint64            // the call of each wait
+	woken   []wokenCall         // waits ended, not yet handed to the loop
+}
+
+// wokenCall is a call whose wait ended: admitted with its token, or
+// refused.
+type wokenCall struct {
+	c     loadCall
+	token any
+	ok    bool
+}
+
+// waitDeadline is when a waiting call's wait ends, and how to end it.
+type waitDeadline struct {
+	at     time.Duration
+	cancel context.CancelFunc
+}
+
+// waitResult is how a call's entry ended: its done, or the refusal.
+type waitResult struct {
+	n    uint64 // the call's number
+	done func(error)
+	err  error
+}
+
+func (g *waitGate) enter(ctx context.Context) (any, bool) {
+	done, err := g.l.Enter(ctx)
+	return done, err == nil
+}
+
+// exit ends an admitted call; the waiters it woke are in g.woken.
+func (g *waitGate) exit(token any) {
+	q := g.l.Queued()
+	token.(func(error))(nil)
+	g.collect(q - g.l.Queued())
+}
+
+func (g *waitGate) limit() float64 { return float64(g.l.Limit()) }
+
+// enterWaiting enters call c, number n, in a goroutine and returns its
+// token and whether it was admitted, or, if it waits, schedules the end of
+// its wait as event loadWaitEnd on e and returns waiting.
+func (g *waitGate) enterWaiting(e *engine, ctx context.Context, c loadCall, n uint64) (token any, ok, waiting bool) {
+	go func() {
+		done, err := g.l.Enter(ctx)
+		g.results <- waitResult{n: n, done: done, err: err}
+	}()
+	select {
+	case r := <-g.results:
+		return r.done, r.err == nil, false
+	case d := <-g.regs:
+		g.waiting[n] = c
+		g.waits, g.waitOf = append(g.waits, d), append(g.waitOf, n)
+		e.at(d.at, loadWaitEnd, int32(len(g.waits)-1))
+		return nil, false, true
+	}
+}
+
+// endWait ends wait id, unless a slot ended it first.
+func (g *waitGate) endWait(id int32) {
+	if _, ok := g.waiting[g.waitOf[id]]; ok {
+		g.waits[id].cancel()
+		g.collect(1)
+	}
+}
+
+// endWaits ends the waits still running, so that no goroutine outlives
+// the run.
+func (g *waitGate) endWaits() {
+	for id := range g.waitOf {
+		g.endWait(int32(id))
+	}
+}
+
+// collect adds the results of k waiters woken to g.woken, by call number.
+func (g *waitGate) collect(k int) {
+	rs := make([]waitResult, k)
+	for i := range rs {
+		rs[i] = <-g.results
+	}
+	slices.SortFunc(rs, func(a, b waitResult) int { return cmp.Compare(a.n, b.n) })
+	for _, r := range rs {
+		g.woken = append(g.woken, wokenCall{c: g.waiting[r.n], token: r.done, ok: r.err == nil})
+		delete(g.waiting, r.n)
+	}
+}
+
+// takeWoken returns the calls whose wait ended since it was last asked.
+func (g *waitGate) takeWoken() []wokenCall {
+	w := g.woken
+	g.woken = g.woken[:0:0]
+	return w
+}
+
+// loadClock is the clock of the waitGate's limiter: the loop's virtual
+// time, and deadline contexts (the limiter's waits) that the loop cancels
+// when virtual time reaches them. Only a call's goroutine makes one, while
+// the loop waits for it in start.
+type loadClock struct {
+	e    *engine
+	regs chan<- waitDeadline
+}
+
+func (c loadClock) Now() time.Time { return epoch.Add(c.e.now) }
+
+func (c loadClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	c.regs <- waitDeadline{at: d.Sub(epoch), cancel: cancel}
+	return ctx, cancel
+}
+
+// deadlineCtx is a call's context: it carries the client's deadline in
+// virtual time, so that the limiter knows how long the call may wait. The
+// client gives up by itself; the context never ends.
+type deadlineCtx struct {
+	context.Context
+	at time.Time
+}
+
+func (c deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
+
 // loadContender is one limiter of the scenario.
 type loadContender struct {
 	name string
@@ -148,11 +285,20 @@ func bulkheadContender(name string, size int) loadContender {
 	})
 }
 
+// ourOptions configure the library's AdaptiveLimiter in the scenario: its
+// defaults, but that a critical call that finds the limit reached waits
+// for a slot, as long as its deadline leaves time for an answer (the other
+// priorities are refused at once).
+var ourOptions = []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveWait(100 * time.Millisecond),
+	resilience.WithAdaptiveWaitPriority(resilience.PriorityCritical)}
+
 var (
-	oursContender = guardContender("AdaptiveLimiter", func(c resilience.Clock) (resilience.Guard, func() float64) {
-		l := resilience.NewAdaptiveLimiter(resilience.WithClock(c))
-		return l, func() float64 { return float64(l.Limit()) }
-	})
+	oursContender = loadContender{name: "AdaptiveLimiter", run: func(_ *testing.T, _ resilience.Clock, e *engine, body func(loadGate)) {
+		g := &waitGate{regs: make(chan waitDeadline), results: make(chan waitResult), waiting: map[uint64]loadCall{}}
+		g.l = resilience.NewAdaptiveLimiter(append([]resilience.AdaptiveLimiterOption{
+			resilience.WithClock(loadClock{e: e, regs: g.regs})}, ourOptions...)...)
+		body(g)
+	}}
 	failsafeContender = loadContender{name: "failsafe-go", run: func(t *testing.T, _ resilience.Clock, e *engine, body func(loadGate)) {
 		synctest.Test(t, func(*testing.T) {
 			start := time.Now()
@@ -181,6 +327,7 @@ var loadContenders = []loadContender{
 type loadBucket struct {
 	offered, admitted, good  int
 	offeredCrit, refusedCrit int
+	lateCrit                 int // critical calls answered after their deadline
 	refusedLow               int
 	latencies                []time.Duration // of the calls answered in the second
 	limit                    float64         // at its end
@@ -204,6 +351,7 @@ const (
 	loadArrive uint8 = iota
 	loadFinish
 	loadTick
+	loadWaitEnd
 )
 
 // runLoad runs one contender through the scenario.
@@ -212,6 +360,19 @@ func runLoad(t *testing.T, cfg loadConfig, ct loadContender) loadResult {
 	res := loadResult{name: ct.name}
 	ct.run(t, virtualClock{e: e}, e, func(g loadGate) { res.buckets = simulateLoad(e, cfg, g) })
 	return res
+}
+
+// call returns the n-th call of the run, arrived at t: its service time, a
+// log-normal of mean cfg.service, and whether it is critical, drawn from
+// the seed and n alone.
+func (cfg loadConfig) call(n uint64, t time.Duration) loadCall {
+	mu := math.Log(float64(cfg.service)) - cfg.sigma*cfg.sigma/2
+	h := mix(cfg.seed ^ mix(n))
+	// Box–Muller from two halves of the hash.
+	u1, u2 := max(unit(h), 1e-12), unit(mix(h))
+	z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
+	return loadCall{arrived: t, service: time.Duration(math.Exp(mu + cfg.sigma*z)),
+		critical: cfg.critical > 0 && unit(mix(h^0x5bd1e995)) < cfg.critical}
 }
 
 // simulateLoad is the event loop of one run: Poisson arrivals at the
@@ -227,28 +388,12 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 		total += p.d
 	}
 	buckets := make([]loadBucket, int(total/time.Second))
+	srv := &loadServer{e: e, workers: cmp.Or(cfg.phases[0].workers, cfg.workers)}
 	phase, phaseEnd := 0, cfg.phases[0].d
-	workers := func() int {
-		if w := cfg.phases[phase].workers; w > 0 {
-			return w
-		}
-		return cfg.workers
-	}
-	var calls []loadCall // admitted calls, by slot
-	var free, queue []int32
+	wg, _ := g.(*waitGate)
 	n := uint64(0) // calls offered so far
-	busy := 0
 	critical := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
 	sheddable := resilience.WithPriority(context.Background(), resilience.PrioritySheddable)
-	mu := math.Log(float64(cfg.service)) - cfg.sigma*cfg.sigma/2 // a log-normal of mean service
-	start := func() {
-		for busy < workers() && len(queue) > 0 {
-			id := queue[0]
-			queue = queue[1:]
-			busy++
-			e.after(calls[id].service, loadFinish, id)
-		}
-	}
 	next := func() {
 		rate := cfg.phases[phase].load * cfg.capacity(cfg.workers)
 		e.after(time.Duration(arrivals.ExpFloat64()/rate*float64(time.Second)), loadArrive, 0)
@@ -260,14 +405,9 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 		switch kind {
 		case loadArrive:
 			n++
-			h := mix(cfg.seed ^ mix(n))
-			// Box–Muller from two halves of the hash.
-			u1, u2 := max(unit(h), 1e-12), unit(mix(h))
-			z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
-			c := loadCall{arrived: e.now, service: time.Duration(math.Exp(mu + cfg.sigma*z))}
+			c := cfg.call(n, e.now)
 			ctx := context.Background()
 			if cfg.critical > 0 {
-				c.critical = unit(mix(h^0x5bd1e995)) < cfg.critical
 				ctx = sheddable
 				if c.critical {
 					ctx = critical
@@ -275,51 +415,113 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 				}
 			}
 			b.offered++
-			token, ok := g.enter(ctx)
-			switch {
-			case ok:
-				b.admitted++
-				c.token = token
-				var slot int32
-				if k := len(free); k > 0 {
-					slot, free = free[k-1], free[:k-1]
-					calls[slot] = c
-				} else {
-					slot = int32(len(calls))
-					calls = append(calls, c)
-				}
-				queue = append(queue, slot)
-				start()
-			case c.critical:
-				b.refusedCrit++
-			default:
-				b.refusedLow++
+			var token any
+			var ok, waiting bool
+			if wg != nil && c.critical {
+				token, ok, waiting = wg.enterWaiting(e, deadlineCtx{ctx, epoch.Add(e.now + cfg.deadline)}, c, n)
+			} else {
+				token, ok = g.enter(ctx)
+			}
+			if !waiting {
+				srv.settle(b, c, token, ok)
 			}
 			next()
 		case loadFinish:
-			c := &calls[id]
-			busy--
+			c := srv.finish(id)
 			lat := e.now - c.arrived
 			b.latencies = append(b.latencies, lat)
 			if lat <= cfg.deadline {
 				b.good++
+			} else if c.critical {
+				b.lateCrit++
 			}
 			g.exit(c.token)
-			c.token = nil
-			free = append(free, id)
-			start()
+			srv.settleWoken(b, wg)
+			srv.start()
+		case loadWaitEnd:
+			wg.endWait(id)
+			srv.settleWoken(b, wg)
 		case loadTick:
 			b := &buckets[int(e.now/time.Second)-1]
-			b.limit, b.workers = g.limit(), workers()
+			b.limit, b.workers = g.limit(), srv.workers
 			if e.now >= phaseEnd && phase < len(cfg.phases)-1 {
 				phase++
 				phaseEnd += cfg.phases[phase].d
-				start() // the capacity may have grown
+				srv.workers = cmp.Or(cfg.phases[phase].workers, cfg.workers)
+				srv.start() // the capacity may have grown
 			}
 			e.after(time.Second, loadTick, 0)
 		}
 	})
+	if wg != nil {
+		wg.endWaits()
+		srv.settleWoken(&buckets[len(buckets)-1], wg)
+	}
 	return buckets
+}
+
+// loadServer is the server of the load scenario: its workers, and the
+// calls admitted, served in the order of their admission.
+type loadServer struct {
+	e           *engine
+	workers     int        // now
+	busy        int        // workers serving a call
+	calls       []loadCall // admitted calls, by slot
+	free, queue []int32    // free slots; slots waiting for a worker
+}
+
+// start hands calls waiting to the workers free.
+func (s *loadServer) start() {
+	for s.busy < s.workers && len(s.queue) > 0 {
+		id := s.queue[0]
+		s.queue = s.queue[1:]
+		s.busy++
+		s.e.after(s.calls[id].service, loadFinish, id)
+	}
+}
+
+// settle counts call c in b as admitted with token (ok) or refused; an
+// admitted call joins the queue.
+func (s *loadServer) settle(b *loadBucket, c loadCall, token any, ok bool) {
+	switch {
+	case !ok && c.critical:
+		b.refusedCrit++
+		return
+	case !ok:
+		b.refusedLow++
+		return
+	}
+	b.admitted++
+	c.token = token
+	var slot int32
+	if k := len(s.free); k > 0 {
+		slot, s.free = s.free[k-1], s.free[:k-1]
+		s.calls[slot] = c
+	} else {
+		slot = int32(len(s.calls))
+		s.calls = append(s.calls, c)
+	}
+	s.queue = append(s.queue, slot)
+	s.start()
+}
+
+// settleWoken settles the calls whose wait in wg ended, in their order.
+func (s *loadServer) settleWoken(b *loadBucket, wg *waitGate) {
+	if wg == nil {
+		return
+	}
+	for _, w := range wg.takeWoken() {
+		s.settle(b, w.c, w.token, w.ok)
+	}
+}
+
+// finish frees the worker and the slot of call id, and returns the call.
+func (s *loadServer) finish(id int32) loadCall {
+	c := s.calls[id]
+	s.calls[id].token = nil
+	s.busy--
+	s.free = append(s.free, id)
+	return c
 }
 
 // quantile returns the q-quantile of d, sorted in place.
@@ -525,21 +727,80 @@ func runLoadAll(t *testing.T, cfg loadConfig) ([]loadResult, time.Duration) {
 }
 
 // priorityFigures runs the limiter at twice the capacity, a share crit of
-// the calls critical, the rest sheddable, and returns, after a minute and
-// a half, the shares of the critical calls and of the sheddable refused.
-func priorityFigures(t *testing.T, seed uint64, crit float64) (critRefused, lowRefused float64) {
+// the calls critical, the rest sheddable, and returns, over the last
+// minute of a minute and a half, the share of the critical calls refused
+// or answered after their deadline (a critical call may wait for a slot:
+// one that waited too long is no better than one refused), of those
+// answered late, and of the sheddable calls refused.
+func priorityFigures(t *testing.T, seed uint64, crit float64) (critFailed, critLate, lowRefused float64) {
 	cfg := defaultLoad(seed)
 	cfg.critical = crit
 	cfg.phases = []loadPhase{{name: "0.5×", d: 20 * time.Second, load: 0.5}, {name: "2×", d: 70 * time.Second, load: 2}}
 	r := runLoad(t, cfg, oursContender)
-	var oc, rc, rl, off int
+	var oc, rc, lc, rl, off int
 	for _, b := range r.buckets[30:] {
 		oc += b.offeredCrit
 		rc += b.refusedCrit
+		lc += b.lateCrit
 		rl += b.refusedLow
 		off += b.offered
 	}
-	return float64(rc) / float64(oc), float64(rl) / float64(off-oc)
+	return float64(rc+lc) / float64(oc), float64(lc) / float64(oc), float64(rl) / float64(off-oc)
+}
+
+// priorityBound is what the best FIFO queue could do with priorityFigures'
+// calls: the critical calls alone (the sheddable all refused) in front of
+// the server's workers, each refused only if it would wait longer than
+// wait for a worker, known exactly. It returns the share of the critical
+// calls refused over the same minute.
+func priorityBound(seed uint64, crit float64, wait time.Duration) float64 {
+	cfg := defaultLoad(seed)
+	cfg.critical = crit
+	arrivals := newRand(cfg.seed, 7)
+	free := make([]time.Duration, cfg.workers) // when each worker is free, a min-heap
+	var now time.Duration
+	var offered, refused int
+	for n := uint64(1); now < 90*time.Second; n++ {
+		load := 0.5
+		if now >= 20*time.Second {
+			load = 2
+		}
+		now += time.Duration(arrivals.ExpFloat64() / (load * cfg.capacity(cfg.workers)) * float64(time.Second))
+		c := cfg.call(n, now)
+		if load == 2 && !c.critical {
+			continue
+		}
+		ok := max(now, free[0])-now <= wait
+		if ok {
+			free[0] = max(now, free[0]) + c.service
+			siftDown(free)
+		}
+		if now >= 30*time.Second {
+			offered++
+			if !ok {
+				refused++
+			}
+		}
+	}
+	return float64(refused) / float64(offered)
+}
+
+// siftDown restores the min-heap h after h[0] grew.
+func siftDown(h []time.Duration) {
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(h) && h[l] < h[m] {
+			m = l
+		}
+		if r < len(h) && h[r] < h[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // driftFigures holds the limiter at 1.5 times the capacity for eleven
@@ -647,7 +908,7 @@ func writeLoadTable(w io.Writer, cfg loadConfig, rs []loadResult, unloaded time.
 // ranges.
 func writeSeedRanges(t *testing.T, w io.Writer) {
 	type seedFigures struct {
-		good, p99x, settle, drift, crit50, crit45, low50, thLoad, thRec, thLoadDef float64
+		good, p99x, settle, drift, crit50, late50, bound50, crit45, low50, thLoad, thRec, thLoadDef float64
 	}
 	all := make([]seedFigures, 20)
 	parallel(runtime.GOMAXPROCS(0), len(all), func(i int) {
@@ -666,8 +927,9 @@ func writeSeedRanges(t *testing.T, w io.Writer) {
 		}
 		a, b := driftFigures(t, seed)
 		s.drift = (b - a) / a
-		s.crit50, s.low50 = priorityFigures(t, seed, 0.5)
-		s.crit45, _ = priorityFigures(t, seed, 0.45)
+		s.crit50, s.late50, s.low50 = priorityFigures(t, seed, 0.5)
+		s.bound50 = priorityBound(seed, 0.5, 58*time.Millisecond)
+		s.crit45, _, _ = priorityFigures(t, seed, 0.45)
 		tc := tunedThrottle(seed)
 		load, rec := throttleFigures(tc, runThrottle(tc), time.Second)
 		s.thLoad, s.thRec = load, rec.Seconds()
@@ -689,8 +951,10 @@ func writeSeedRanges(t *testing.T, w io.Writer) {
 	fmt.Fprintf(w, "| p99 of admitted calls, overloaded, settled | ≤ 2× unloaded | %s |\n", rng(func(s seedFigures) float64 { return s.p99x }, "%.2f×", 1))
 	fmt.Fprintf(w, "| settled after each change | ≤ 10 s | %s |\n", rng(func(s seedFigures) float64 { return s.settle }, "%.0f s", 1))
 	fmt.Fprintf(w, "| limit after 10 min of 1.5× over after 1 min | within ±10%% | %s |\n", rng(func(s seedFigures) float64 { return s.drift }, "%+.1f%%", 100))
-	fmt.Fprintf(w, "| critical refused, 2×, 45%% critical (0.9× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit45 }, "%.2f%%", 100))
-	fmt.Fprintf(w, "| critical refused, 2×, 50%% critical (1.0× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit50 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| critical refused or late, 2×, 45%% critical (0.9× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit45 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| critical refused or late, 2×, 50%% critical (1.0× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit50 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| of which late (waited, then answered after the deadline) | – | %s |\n", rng(func(s seedFigures) float64 { return s.late50 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| the same calls, a FIFO queue knowing each wait, none over 58 ms | – | %s |\n", rng(func(s seedFigures) float64 { return s.bound50 }, "%.2f%%", 100))
 	fmt.Fprintf(w, "| sheddable refused, same run | the shed load | %s |\n", rng(func(s seedFigures) float64 { return s.low50 }, "%.1f%%", 100))
 	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms, at most 80%%): load in a brownout over accepted | ≤ 1.2× | %s |\n", rng(func(s seedFigures) float64 { return s.thLoad }, "%.3f×", 1))
 	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms, at most 80%%): back to 95%% sent after it | ≤ 5 s | %s |\n", rng(func(s seedFigures) float64 { return s.thRec }, "%.1f s", 1))

@@ -123,13 +123,14 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 //   - under a steady 1.5× overload, the limit after ten minutes within 10%
 //     of the limit after one;
 //   - at 2× overload with 45% of the calls critical (0.9 of the capacity),
-//     under 1% of the critical calls refused. With half of them critical
-//     (the whole capacity) 3.4–4.4% are: the limit keeps the latency near
-//     the unloaded one, and Poisson arrivals at exactly the capacity need
-//     a queue several times deeper not to be refused (with no sheddable
-//     call admitted at all, 2.6–3.8% still are in seeds 1–5). The check
-//     there is that the load shed is the sheddable calls' and stays under
-//     5% critical;
+//     under 1% of the critical calls refused or answered after their
+//     deadline (a critical call may wait for a slot). With half of them
+//     critical (the whole capacity) 0.25–1.47% are, and the check is under
+//     1.5%: Poisson arrivals at exactly the capacity outrun it for seconds
+//     at a time, and a FIFO queue that knew every call's wait exactly and
+//     let none wait over the 58 ms the limiter allows would still refuse
+//     0.13–1.20% (priorityBound). The load shed must be the sheddable
+//     calls';
 //   - five clients, each with a throttle (K 1.15, a window of 500 ms, at
 //     most 80% refused), against a service that accepts half of their load
 //     for 30 s: at most 1.2 times what it accepts sent to it, and every
@@ -161,13 +162,13 @@ func TestAdaptiveTargets(t *testing.T) {
 			if math.Abs(tenth-first) > 0.1*first {
 				t.Errorf("1.5× for 10 min: limit %.0f after 1 min, %.0f after 10, want within 10%%", first, tenth)
 			}
-			crit45, _ := priorityFigures(t, seed, 0.45)
+			crit45, _, _ := priorityFigures(t, seed, 0.45)
 			if crit45 >= 0.01 {
-				t.Errorf("2×, 45%% critical: %.2f%% of the critical calls refused, want under 1%%", 100*crit45)
+				t.Errorf("2×, 45%% critical: %.2f%% of the critical calls refused or late, want under 1%%", 100*crit45)
 			}
-			crit50, low50 := priorityFigures(t, seed, 0.5)
-			if crit50 >= 0.05 || low50 < 0.95 {
-				t.Errorf("2×, 50%% critical: %.2f%% of the critical calls refused, %.1f%% of the sheddable; want under 5%% and at least 95%%", 100*crit50, 100*low50)
+			crit50, _, low50 := priorityFigures(t, seed, 0.5)
+			if crit50 >= 0.015 || low50 < 0.95 {
+				t.Errorf("2×, 50%% critical: %.2f%% of the critical calls refused or late, %.1f%% of the sheddable refused; want under 1.5%% and at least 95%%", 100*crit50, 100*low50)
 			}
 			tc := tunedThrottle(seed)
 			load, recovery := throttleFigures(tc, runThrottle(tc), time.Second)
@@ -177,7 +178,7 @@ func TestAdaptiveTargets(t *testing.T) {
 			if recovery > 5*time.Second {
 				t.Errorf("brownout: clients sending what they are offered %v after it, want within 5s", recovery)
 			}
-			t.Logf("seed %d: unloaded p99 %v; limit %.0f → %.0f over 10 min; critical refused %.2f%% (45%% critical), %.2f%% (50%%); throttle %.3f×, recovered in %v",
+			t.Logf("seed %d: unloaded p99 %v; limit %.0f → %.0f over 10 min; critical refused or late %.2f%% (45%% critical), %.2f%% (50%%); throttle %.3f×, recovered in %v",
 				seed, unloaded, first, tenth, 100*crit45, 100*crit50, load, recovery)
 		})
 	}
