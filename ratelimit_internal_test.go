@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -101,3 +102,58 @@ var (
 	_ ticketGate = (*Breaker)(nil)
 	_ ticketGate = (*Bulkhead)(nil)
 )
+
+// keysIn returns n keys that fall in part i of l's table.
+func keysIn(l *KeyedRateLimiter[string], i, n int) []string {
+	var keys []string
+	for k := 0; len(keys) < n; k++ {
+		if key := "key-" + strconv.Itoa(k); l.shard(key) == &l.shards[i] {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// TestKeyedRateLimiterFullTableMakesRoom: a table full of keys admits a
+// new key the moment a held key's bucket is full, wherever that key is:
+// in the new key's own part of the table (the one whose lock it holds),
+// in the first or the last part the search for room visits; and before
+// that moment it refuses the key, with the time until then as its hint.
+// No part's next sweep is due then.
+func TestKeyedRateLimiterFullTableMakesRoom(t *testing.T) {
+	tests := []struct {
+		name          string
+		held, newPart int
+	}{
+		{"in its own part", 5, 5},
+		{"in the first part", 0, 5},
+		{"in the last part", keyedShards - 1, 5},
+		{"in a part after its own", 40, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &setClock{t: time.Unix(0, 0)}
+			l := NewKeyedRateLimiter[string](1, 2, WithClock(clk), WithRateLimitMaxKeys(1)) // a sweep every 2s
+			held := keysIn(l, tc.held, 1)[0]
+			newKey := keysIn(l, tc.newPart, 2)[1]
+			if !l.Allow(held) {
+				t.Fatal("Allow(held) = false on a full bucket")
+			}
+			clk.t = clk.t.Add(500 * time.Millisecond)
+			_, err := Guarded[int](l.Guard(func(context.Context) string { return newKey })).Execute(context.Background(), succeed)
+			if !errors.Is(err, ErrRateLimited) {
+				t.Fatalf("Execute(new key) = %v with the table full of a key refilling, want ErrRateLimited", err)
+			}
+			if hint, _ := RetryAfter(err); hint != 500*time.Millisecond {
+				t.Errorf("RetryAfter(%v) = %v, want 500ms", err, hint)
+			}
+			clk.t = clk.t.Add(500 * time.Millisecond) // the held key's bucket is full
+			if !l.Allow(newKey) {
+				t.Error("Allow(new key) = false when the held key's bucket is full")
+			}
+			if n := l.Len(); n != 1 {
+				t.Errorf("Len() = %d, want 1", n)
+			}
+		})
+	}
+}
