@@ -157,3 +157,62 @@ func TestKeyedRateLimiterFullTableMakesRoom(t *testing.T) {
 		})
 	}
 }
+
+// TestRateLimiterLostSwapIsTriedAgain: a caller whose compare-and-swap of
+// the limiter's state loses to another caller's reads the state again and
+// takes its tokens from what the other left, neither refusing nor taking
+// them twice. The other caller comes between the read and the swap through
+// tatRead, once. The bucket never refills, and holds two calls' tokens.
+func TestRateLimiterLostSwapIsTriedAgain(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		take func(l *RateLimiter) bool // takes two tokens
+	}{
+		{"Allow", func(l *RateLimiter) bool { return l.Allow() && l.Allow() }},
+		{"AllowN", func(l *RateLimiter) bool { return l.AllowN(2) }},
+		{"WaitN", func(l *RateLimiter) bool { return l.WaitN(ctx, 2) == nil }},
+		{"Enter", func(l *RateLimiter) bool {
+			done, err := l.Enter(ctx)
+			if err != nil {
+				return false
+			}
+			done(nil)
+			done, err = l.Enter(ctx)
+			if err != nil {
+				return false
+			}
+			done(nil)
+			return true
+		}},
+		{"ReserveN", func(l *RateLimiter) bool { r := l.ReserveN(2); return r.OK() && r.Delay() == 0 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewRateLimiter(0, 4)
+			armed, reads := true, 0
+			tatRead = func(l *RateLimiter) {
+				reads++
+				if armed {
+					armed = false
+					if !tc.take(l) {
+						t.Error("the other caller was refused")
+					}
+				}
+			}
+			defer func() { tatRead = nil }()
+			if !tc.take(l) {
+				t.Errorf("%s refused after losing the swap, with two calls' tokens left", tc.name)
+			}
+			if tokens := l.Tokens(); tokens != 0 {
+				t.Errorf("Tokens() = %v after two callers took two each from four, want 0", tokens)
+			}
+			if l.AllowN(1) {
+				t.Error("AllowN(1) = true on an empty bucket")
+			}
+			if reads < 3 {
+				t.Errorf("the state was read %d times, want the loser's two and the other's", reads)
+			}
+		})
+	}
+}

@@ -236,6 +236,8 @@ func TestRateLimiterGuardWait(t *testing.T) {
 			wantTook: 100 * time.Millisecond, tokens: 0},
 		{name: "refused at once when the token comes after the wait", rate: 1, wait: 100 * time.Millisecond,
 			wantErr: []error{resilience.ErrRateLimited}, wantHint: time.Second},
+		{name: "a wait of 0 is not to wait, the default", rate: 10, wait: 0,
+			wantErr: []error{resilience.ErrRateLimited}, wantHint: 100 * time.Millisecond},
 		{name: "refused at once when the token comes after the deadline", rate: 1, wait: 10 * time.Second, deadline: 500 * time.Millisecond,
 			wantErr: []error{resilience.ErrRateLimited, context.DeadlineExceeded}, wantHint: time.Second},
 		{name: "a deadline after the token does not matter", rate: 4, wait: 10 * time.Second, deadline: 250 * time.Millisecond,
