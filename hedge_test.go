@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/faf87a20/resilience"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -513,4 +515,142 @@ func TestHedgeDelayLearns(t *testing.T) {
 		assert.LessOrEqual(t, waits[0], 13*time.Millisecond, "the 95th percentile of 10ms latencies, to a bucket's width")
 		synctest.Wait()
 	})
+}
+
+// TestHedgeQuantileBounds: WithHedgeQuantile takes a floor of 0, and a
+// floor equal to the ceiling, which fixes the delay there; before any
+// latency is known the delay is the ceiling.
+func TestHedgeQuantileBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		floor, ceiling time.Duration
+	}{
+		{"a floor of 0", 0, 30 * time.Millisecond},
+		{"the floor at the ceiling", 20 * time.Millisecond, 20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var waits []time.Duration
+				obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+					if e.Kind == resilience.EventHedge {
+						waits = append(waits, e.Wait)
+					}
+				})
+				p := resilience.Hedge[int](resilience.WithHedgeQuantile(0.5, tc.floor, tc.ceiling), resilience.WithObserver(obs))
+				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+					select {
+					case <-time.After(time.Second):
+						return 1, nil
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+				})
+				require.NoError(t, err)
+				synctest.Wait()
+				assert.Equal(t, []time.Duration{tc.ceiling}, waits, "the delay")
+			})
+		})
+	}
+}
+
+// TestHedgeMaxBounds: WithHedgeMax takes 1 and 100, and a Hedge with no
+// delay starts that many hedges at once, besides the first attempt.
+func TestHedgeMaxBounds(t *testing.T) {
+	for _, hedges := range []int{1, 100} {
+		t.Run(strconv.Itoa(hedges), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				budget := resilience.NewRetryBudget(1000, 0, resilience.WithBudgetCapacity(1000))
+				p := resilience.Hedge[int](resilience.WithHedgeDelay(0), resilience.WithHedgeMax(hedges), resilience.WithHedgeBudget(budget))
+				var attempts atomic.Int32
+				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+					attempts.Add(1)
+					select {
+					case <-time.After(time.Second):
+						return 1, nil
+					case <-ctx.Done():
+						return 0, ctx.Err()
+					}
+				})
+				require.NoError(t, err)
+				synctest.Wait()
+				assert.Equal(t, int32(hedges+1), attempts.Load())
+			})
+		})
+	}
+}
+
+// waitCounter is a clock.Mock that keeps the waits on it (its deadline
+// contexts), to count those still pending: neither released by their
+// cancel function nor over.
+type waitCounter struct {
+	*clock.Mock
+	mu    sync.Mutex
+	waits []context.Context
+}
+
+func (c *waitCounter) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	ctx, cancel := c.Mock.WithDeadline(parent, d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, ctx)
+	return ctx, cancel
+}
+
+func (c *waitCounter) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, ctx := range c.waits {
+		if ctx.Err() == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHedgeOnAnInjectedClock: a Hedge waits for its delay on the clock of
+// WithClock, and releases that wait once the call is answered, whether
+// the first attempt answered before the delay or a hedge won after it.
+func TestHedgeOnAnInjectedClock(t *testing.T) {
+	clk := &waitCounter{Mock: clock.NewMock()}
+	p := resilience.Hedge[int](resilience.WithHedgeDelay(100*time.Millisecond), resilience.WithClock(clk),
+		resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
+
+	v, err := p.Execute(context.Background(), okFunc)
+	require.NoError(t, err)
+	assert.Equal(t, 1, v)
+	assert.Zero(t, clk.pending(), "waits left on the clock after an answer before the delay")
+
+	started := make(chan int, 2)
+	var n atomic.Int32
+	type result struct {
+		v   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+			i := int(n.Add(1))
+			started <- i
+			if i == 1 {
+				<-ctx.Done() // the first attempt answers only when cancelled
+				return 0, ctx.Err()
+			}
+			return i, nil
+		})
+		done <- result{v, err}
+	}()
+	require.Equal(t, 1, <-started)
+	clk.Add(99 * time.Millisecond)
+	select {
+	case i := <-started:
+		t.Fatalf("attempt %d started before the delay", i)
+	default:
+	}
+	clk.Add(time.Millisecond)
+	require.Equal(t, 2, <-started, "the hedge starts at the delay on the clock")
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Equal(t, 2, r.v, "the hedge's answer")
+	assert.Zero(t, clk.pending(), "waits left on the clock after a hedge's answer")
 }
