@@ -517,6 +517,19 @@ func TestHedgeDelayLearns(t *testing.T) {
 	})
 }
 
+// answerAfter returns an attempt that answers 1 after d, or its context's
+// error if that ends first.
+func answerAfter(d time.Duration) resilience.Func[int] {
+	return func(ctx context.Context) (int, error) {
+		select {
+		case <-time.After(d):
+			return 1, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
 // TestHedgeQuantileBounds: WithHedgeQuantile takes a floor of 0, and a
 // floor equal to the ceiling, which fixes the delay there; before any
 // latency is known the delay is the ceiling.
@@ -537,14 +550,7 @@ func TestHedgeQuantileBounds(t *testing.T) {
 					}
 				})
 				p := resilience.Hedge[int](resilience.WithHedgeQuantile(0.5, tc.floor, tc.ceiling), resilience.WithObserver(obs))
-				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
-					select {
-					case <-time.After(time.Second):
-						return 1, nil
-					case <-ctx.Done():
-						return 0, ctx.Err()
-					}
-				})
+				_, err := p.Execute(context.Background(), answerAfter(time.Second))
 				require.NoError(t, err)
 				synctest.Wait()
 				assert.Equal(t, []time.Duration{tc.ceiling}, waits, "the delay")
@@ -564,12 +570,7 @@ func TestHedgeMaxBounds(t *testing.T) {
 				var attempts atomic.Int32
 				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
 					attempts.Add(1)
-					select {
-					case <-time.After(time.Second):
-						return 1, nil
-					case <-ctx.Done():
-						return 0, ctx.Err()
-					}
+					return answerAfter(time.Second)(ctx)
 				})
 				require.NoError(t, err)
 				synctest.Wait()
