@@ -169,7 +169,7 @@ func TestRateLimiterLostSwapIsTriedAgain(t *testing.T) {
 		name string
 		take func(l *RateLimiter) bool // takes two tokens
 	}{
-		{"Allow", func(l *RateLimiter) bool { return l.Allow() && l.Allow() }},
+		{"Allow", func(l *RateLimiter) bool { first, second := l.Allow(), l.Allow(); return first && second }},
 		{"AllowN", func(l *RateLimiter) bool { return l.AllowN(2) }},
 		{"WaitN", func(l *RateLimiter) bool { return l.WaitN(ctx, 2) == nil }},
 		{"Enter", func(l *RateLimiter) bool {
