@@ -56,6 +56,13 @@ func TestComposeReportsOneOutcome(t *testing.T) {
 				resilience.Compose(resilience.Hedge[int](o, resilience.WithHedgeDelay(time.Hour)), resilience.Guarded[int](resilience.NewBulkhead(1, o))),
 			)
 		}, fail, "fallback", nil, 0},
+		{"a hedge outside", func(o resilience.Option) resilience.Policy[int] {
+			return resilience.Compose(
+				resilience.Hedge[int](o, resilience.WithHedgeDelay(time.Hour)),
+				resilience.Retry[int](o),
+				resilience.Guarded[int](resilience.NewBulkhead(4, o)),
+			)
+		}, okFunc, "hedge", nil, 0},
 		{"keyed limiter inside a retry", func(o resilience.Option) resilience.Policy[int] {
 			kl := resilience.NewKeyedRateLimiter[string](resilience.RateUnlimited, 1, o)
 			return resilience.Compose(

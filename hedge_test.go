@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/benbjohnson/clock"
 	"github.com/faf87a20/resilience"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -210,6 +212,7 @@ func TestHedgeBudget(t *testing.T) {
 		require.Len(t, refused, 1)
 		assert.ErrorIs(t, refused[0].Err, resilience.ErrRetryBudgetExhausted)
 		assert.Equal(t, "hedge", refused[0].Component)
+		assert.Equal(t, 2, refused[0].Attempt, "the hedge refused would have been the second attempt")
 	})
 }
 
@@ -484,11 +487,7 @@ func TestHedgeDelayHolds(t *testing.T) {
 func TestHedgeDelayLearns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var waits []time.Duration
-		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-			if e.Kind == resilience.EventHedge {
-				waits = append(waits, e.Wait)
-			}
-		})
+		obs := hedgeWaits(&waits)
 		p := resilience.Hedge[int](resilience.WithObserver(obs))
 		slow := func(ctx context.Context) (int, error) {
 			select {
@@ -512,5 +511,271 @@ func TestHedgeDelayLearns(t *testing.T) {
 		assert.GreaterOrEqual(t, waits[0], 10*time.Millisecond)
 		assert.LessOrEqual(t, waits[0], 13*time.Millisecond, "the 95th percentile of 10ms latencies, to a bucket's width")
 		synctest.Wait()
+	})
+}
+
+// hedgeWaits is an observer that appends the delay of each EventHedge to
+// waits.
+func hedgeWaits(waits *[]time.Duration) resilience.Observer {
+	return resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+		if e.Kind == resilience.EventHedge {
+			*waits = append(*waits, e.Wait)
+		}
+	})
+}
+
+// answerAfter returns an attempt that answers 1 after d, or its context's
+// error if that ends first.
+func answerAfter(d time.Duration) resilience.Func[int] {
+	return func(ctx context.Context) (int, error) {
+		select {
+		case <-time.After(d):
+			return 1, nil
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+	}
+}
+
+// TestHedgeQuantileBounds: WithHedgeQuantile takes a floor of 0, and a
+// floor equal to the ceiling, which fixes the delay there; before any
+// latency is known the delay is the ceiling.
+func TestHedgeQuantileBounds(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		floor, ceiling time.Duration
+	}{
+		{"a floor of 0", 0, 30 * time.Millisecond},
+		{"the floor at the ceiling", 20 * time.Millisecond, 20 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var waits []time.Duration
+				obs := hedgeWaits(&waits)
+				p := resilience.Hedge[int](resilience.WithHedgeQuantile(0.5, tc.floor, tc.ceiling), resilience.WithObserver(obs))
+				_, err := p.Execute(context.Background(), answerAfter(time.Second))
+				require.NoError(t, err)
+				synctest.Wait()
+				assert.Equal(t, []time.Duration{tc.ceiling}, waits, "the delay")
+			})
+		})
+	}
+}
+
+// TestHedgeMaxBounds: WithHedgeMax takes 1 and 100, and a Hedge with no
+// delay starts that many hedges at once, besides the first attempt.
+func TestHedgeMaxBounds(t *testing.T) {
+	for _, hedges := range []int{1, 100} {
+		t.Run(strconv.Itoa(hedges), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				budget := resilience.NewRetryBudget(1000, 0, resilience.WithBudgetCapacity(1000))
+				p := resilience.Hedge[int](resilience.WithHedgeDelay(0), resilience.WithHedgeMax(hedges), resilience.WithHedgeBudget(budget))
+				var attempts atomic.Int32
+				_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+					attempts.Add(1)
+					return answerAfter(time.Second)(ctx)
+				})
+				require.NoError(t, err)
+				synctest.Wait()
+				assert.Equal(t, int32(hedges+1), attempts.Load())
+			})
+		})
+	}
+}
+
+// waitCounter is a clock.Mock that keeps the waits on it (its deadline
+// contexts), to count those still pending: neither released by their
+// cancel function nor over.
+type waitCounter struct {
+	*clock.Mock
+	mu    sync.Mutex
+	waits []context.Context
+}
+
+func (c *waitCounter) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	ctx, cancel := c.Mock.WithDeadline(parent, d)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.waits = append(c.waits, ctx)
+	return ctx, cancel
+}
+
+func (c *waitCounter) pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, ctx := range c.waits {
+		if ctx.Err() == nil {
+			n++
+		}
+	}
+	return n
+}
+
+// TestHedgeOnAnInjectedClock: a Hedge waits for its delay on the clock of
+// WithClock, and releases that wait once the call is answered, whether
+// the first attempt answered before the delay or a hedge won after it.
+func TestHedgeOnAnInjectedClock(t *testing.T) {
+	clk := &waitCounter{Mock: clock.NewMock()}
+	p := resilience.Hedge[int](resilience.WithHedgeDelay(100*time.Millisecond), resilience.WithClock(clk),
+		resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
+
+	v, err := p.Execute(context.Background(), okFunc)
+	require.NoError(t, err)
+	assert.Equal(t, 1, v)
+	assert.Zero(t, clk.pending(), "waits left on the clock after an answer before the delay")
+
+	started := make(chan int, 2)
+	var n atomic.Int32
+	type result struct {
+		v   int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+			i := int(n.Add(1))
+			started <- i
+			if i == 1 {
+				<-ctx.Done() // the first attempt answers only when cancelled
+				return 0, ctx.Err()
+			}
+			return i, nil
+		})
+		done <- result{v, err}
+	}()
+	require.Equal(t, 1, <-started)
+	clk.Add(99 * time.Millisecond)
+	select {
+	case i := <-started:
+		t.Fatalf("attempt %d started before the delay", i)
+	default:
+	}
+	clk.Add(time.Millisecond)
+	require.Equal(t, 2, <-started, "the hedge starts at the delay on the clock")
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Equal(t, 2, r.v, "the hedge's answer")
+	assert.Zero(t, clk.pending(), "waits left on the clock after a hedge's answer")
+}
+
+// TestHedgeNoDelayHedgesFromTheCaller: with no delay the caller's
+// goroutine starts every hedge, one after the other, so that an observer's
+// panic on the EventHedge of any goes up through the call, even when the
+// observer took its time over the one before.
+func TestHedgeNoDelayHedgesFromTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			switch {
+			case e.Kind != resilience.EventHedge:
+			case e.Attempt == 2:
+				time.Sleep(time.Second)
+			case e.Attempt == 3:
+				panic("observer failed")
+			}
+		})
+		p := resilience.Hedge[int](resilience.WithHedgeDelay(0), resilience.WithHedgeMax(2), resilience.WithObserver(obs),
+			resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
+		assert.PanicsWithValue(t, "observer failed", func() {
+			_, _ = p.Execute(context.Background(), answerAfter(time.Hour))
+		})
+		synctest.Wait()
+	})
+}
+
+// TestHedgeDelayLearnsFromHedges: the delay learns from the latencies of
+// the hedges that succeed too, each from its own start: when first
+// attempts hang and hedges answer in 10ms, the delay comes down from the
+// ceiling to about 10ms.
+func TestHedgeDelayLearnsFromHedges(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var waits []time.Duration
+		obs := hedgeWaits(&waits)
+		p := resilience.Hedge[int](resilience.WithObserver(obs), resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
+		call := func() {
+			var n atomic.Int32
+			_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+				if n.Add(1) == 1 {
+					<-ctx.Done() // the first attempt hangs
+					return 0, ctx.Err()
+				}
+				time.Sleep(10 * time.Millisecond)
+				return 1, nil
+			})
+			require.NoError(t, err)
+			synctest.Wait()
+		}
+		for range 40 {
+			call()
+		}
+		require.Len(t, waits, 40)
+		assert.Equal(t, time.Second, waits[0], "the ceiling, before any latency is known")
+		waits = nil
+		call()
+		require.Len(t, waits, 1)
+		assert.GreaterOrEqual(t, waits[0], 10*time.Millisecond)
+		assert.LessOrEqual(t, waits[0], 13*time.Millisecond, "the 95th percentile of the hedges' 10ms, to a bucket's width")
+	})
+}
+
+// TestHedgeFirstAttemptLateInTheCallersGoroutine: a first attempt that
+// answers after a hedge won does so in the caller's goroutine, still in
+// the call: an observer's panic on its EventDiscarded goes up through the
+// call, as every event the caller waits on does.
+func TestHedgeFirstAttemptLateInTheCallersGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+			if e.Kind == resilience.EventDiscarded {
+				panic("observer failed")
+			}
+		})
+		p := resilience.Hedge[int](resilience.WithHedgeDelay(10*time.Millisecond), resilience.WithObserver(obs),
+			resilience.WithDiscard(func(int) {}), resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
+		var n atomic.Int32
+		assert.PanicsWithValue(t, "observer failed", func() {
+			_, _ = p.Execute(context.Background(), func(context.Context) (int, error) {
+				if n.Add(1) == 1 {
+					time.Sleep(100 * time.Millisecond) // ignores its context
+					return 1, nil
+				}
+				return 2, nil
+			})
+		})
+		synctest.Wait()
+	})
+}
+
+// TestHedgeWinnersContextLivesUntilTheCallReturns: once a hedge wins, every
+// other attempt's context is cancelled at once, and the winner's lives
+// until the caller returns (what it returned may still need it), even
+// when the caller waits for a first attempt that ignores its context.
+func TestHedgeWinnersContextLivesUntilTheCallReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := resilience.Hedge[int](resilience.WithHedgeDelay(10*time.Millisecond), resilience.WithHedgeMax(2),
+			resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
+		start := time.Now()
+		var n atomic.Int32
+		var ended [3]atomic.Int64 // when each attempt's context ended, since start
+		v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
+			i := n.Add(1)
+			context.AfterFunc(ctx, func() { ended[i-1].Store(int64(time.Since(start))) })
+			switch i {
+			case 1:
+				time.Sleep(100 * time.Millisecond) // ignores its context
+			case 2:
+				time.Sleep(15 * time.Millisecond) // the winner, at 25ms
+			default:
+				<-ctx.Done()
+			}
+			return int(i), nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, 2, v)
+		returned := time.Since(start)
+		synctest.Wait()
+		assert.Equal(t, 100*time.Millisecond, returned)
+		assert.Equal(t, []time.Duration{25 * time.Millisecond, 100 * time.Millisecond, 25 * time.Millisecond},
+			[]time.Duration{time.Duration(ended[0].Load()), time.Duration(ended[1].Load()), time.Duration(ended[2].Load())},
+			"when each attempt's context ended")
 	})
 }

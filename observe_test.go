@@ -386,3 +386,24 @@ func TestObserverPanicDetached(t *testing.T) {
 		}
 	}
 }
+
+// TestEventKindString: every EventKind has a String: the kind's name, one
+// for each kind, or "EventKind(n)" for a value that is no kind, up to the
+// largest.
+func TestEventKindString(t *testing.T) {
+	names := map[string]resilience.EventKind{}
+	for k := range resilience.EventKind(255) {
+		s := k.String()
+		if s == fmt.Sprintf("EventKind(%d)", k) {
+			continue
+		}
+		if other, ok := names[s]; ok {
+			t.Errorf("EventKind(%d) and EventKind(%d) are both %q", other, k, s)
+		}
+		names[s] = k
+	}
+	assert.Equal(t, "EventKind(255)", resilience.EventKind(255).String())
+	assert.Equal(t, "EventKind(0)", resilience.EventKind(0).String())
+	assert.Equal(t, resilience.EventAttemptFailed, names[resilience.EventAttemptFailed.String()])
+	assert.Equal(t, resilience.EventChaos, names["chaos"])
+}

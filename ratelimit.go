@@ -139,7 +139,7 @@ func (l *RateLimiter) Tokens() float64 { return l.Params.Tokens(l.tat.Load(), l.
 func (l *RateLimiter) Allow() bool {
 	t := l.nowNs(&l.common)
 	for {
-		tat := l.tat.Load()
+		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, l.Interval, 0)
 		if !ok {
 			if l.observer != nil {
@@ -167,7 +167,7 @@ func (l *RateLimiter) AllowN(n int) bool {
 	cost := int64(n) * l.Interval // at most tau
 	t := l.nowNs(&l.common)
 	for {
-		tat := l.tat.Load()
+		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, cost, 0)
 		if !ok {
 			if l.observer != nil {
@@ -189,3 +189,17 @@ func (l *RateLimiter) refusedEvent(ctx context.Context, err error, wait, n int64
 	}
 	l.observe(ctx, Event{Kind: EventRefused, Component: "ratelimiter", Err: err, Wait: time.Duration(max(wait, 0))})
 }
+
+// loadTat reads tat for a compare-and-swap to move it.
+func (l *RateLimiter) loadTat() int64 {
+	tat := l.tat.Load()
+	if tatRead != nil {
+		tatRead(l)
+	}
+	return tat
+}
+
+// tatRead is nil but in the package's tests, which set it to move a
+// limiter's tat after a caller has read it and before its compare-and-swap,
+// as a caller on another core can: a seam where a race must be forced.
+var tatRead func(*RateLimiter)

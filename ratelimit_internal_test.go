@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"testing"
 	"time"
@@ -101,3 +102,117 @@ var (
 	_ ticketGate = (*Breaker)(nil)
 	_ ticketGate = (*Bulkhead)(nil)
 )
+
+// keysIn returns n keys that fall in part i of l's table.
+func keysIn(l *KeyedRateLimiter[string], i, n int) []string {
+	var keys []string
+	for k := 0; len(keys) < n; k++ {
+		if key := "key-" + strconv.Itoa(k); l.shard(key) == &l.shards[i] {
+			keys = append(keys, key)
+		}
+	}
+	return keys
+}
+
+// TestKeyedRateLimiterFullTableMakesRoom: a table full of keys admits a
+// new key the moment a held key's bucket is full, wherever that key is:
+// in the new key's own part of the table (the one whose lock it holds),
+// in the first or the last part the search for room visits; and before
+// that moment it refuses the key, with the time until then as its hint.
+// No part's next sweep is due then.
+func TestKeyedRateLimiterFullTableMakesRoom(t *testing.T) {
+	tests := []struct {
+		name          string
+		held, newPart int
+	}{
+		{"in its own part", 5, 5},
+		{"in the first part", 0, 5},
+		{"in the last part", keyedShards - 1, 5},
+		{"in a part after its own", 40, 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &setClock{t: time.Unix(0, 0)}
+			l := NewKeyedRateLimiter[string](1, 2, WithClock(clk), WithRateLimitMaxKeys(1)) // a sweep every 2s
+			held := keysIn(l, tc.held, 1)[0]
+			newKey := keysIn(l, tc.newPart, 2)[1]
+			if !l.Allow(held) {
+				t.Fatal("Allow(held) = false on a full bucket")
+			}
+			clk.t = clk.t.Add(500 * time.Millisecond)
+			_, err := Guarded[int](l.Guard(func(context.Context) string { return newKey })).Execute(context.Background(), succeed)
+			if !errors.Is(err, ErrRateLimited) {
+				t.Fatalf("Execute(new key) = %v with the table full of a key refilling, want ErrRateLimited", err)
+			}
+			if hint, _ := RetryAfter(err); hint != 500*time.Millisecond {
+				t.Errorf("RetryAfter(%v) = %v, want 500ms", err, hint)
+			}
+			clk.t = clk.t.Add(500 * time.Millisecond) // the held key's bucket is full
+			if !l.Allow(newKey) {
+				t.Error("Allow(new key) = false when the held key's bucket is full")
+			}
+			if n := l.Len(); n != 1 {
+				t.Errorf("Len() = %d, want 1", n)
+			}
+		})
+	}
+}
+
+// TestRateLimiterLostSwapIsTriedAgain: a caller whose compare-and-swap of
+// the limiter's state loses to another caller's reads the state again and
+// takes its tokens from what the other left, neither refusing nor taking
+// them twice. The other caller comes between the read and the swap through
+// tatRead, once. The bucket never refills, and holds two calls' tokens.
+func TestRateLimiterLostSwapIsTriedAgain(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		take func(l *RateLimiter) bool // takes two tokens
+	}{
+		{"Allow", func(l *RateLimiter) bool { first, second := l.Allow(), l.Allow(); return first && second }},
+		{"AllowN", func(l *RateLimiter) bool { return l.AllowN(2) }},
+		{"WaitN", func(l *RateLimiter) bool { return l.WaitN(ctx, 2) == nil }},
+		{"Enter", func(l *RateLimiter) bool {
+			done, err := l.Enter(ctx)
+			if err != nil {
+				return false
+			}
+			done(nil)
+			done, err = l.Enter(ctx)
+			if err != nil {
+				return false
+			}
+			done(nil)
+			return true
+		}},
+		{"ReserveN", func(l *RateLimiter) bool { r := l.ReserveN(2); return r.OK() && r.Delay() == 0 }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewRateLimiter(0, 4)
+			armed, reads := true, 0
+			tatRead = func(l *RateLimiter) {
+				reads++
+				if armed {
+					armed = false
+					if !tc.take(l) {
+						t.Error("the other caller was refused")
+					}
+				}
+			}
+			defer func() { tatRead = nil }()
+			if !tc.take(l) {
+				t.Errorf("%s refused after losing the swap, with two calls' tokens left", tc.name)
+			}
+			if tokens := l.Tokens(); tokens != 0 {
+				t.Errorf("Tokens() = %v after two callers took two each from four, want 0", tokens)
+			}
+			if l.AllowN(1) {
+				t.Error("AllowN(1) = true on an empty bucket")
+			}
+			if reads < 3 {
+				t.Errorf("the state was read %d times, want the loser's two and the other's", reads)
+			}
+		})
+	}
+}

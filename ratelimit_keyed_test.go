@@ -254,3 +254,110 @@ func TestKeyedRateLimiterRateZero(t *testing.T) {
 	assert.False(t, l.Allow("b"))
 	assert.Zero(t, l.Tokens("a"))
 }
+
+// TestKeyedRateLimiterAllowRefusedEvents: a refusal of the keyed AllowN
+// reports the same event as RateLimiter.AllowN's: the time until the
+// tokens are there, or no hint when they never will be (more than the
+// burst, or a rate of 0 with nothing left).
+func TestKeyedRateLimiterAllowRefusedEvents(t *testing.T) {
+	tests := []struct {
+		name        string
+		rate        float64
+		burst, take int // take tokens first, then ask for n
+		n           int
+		want        time.Duration
+	}{
+		{"a token comes later", 4, 1, 1, 1, 250 * time.Millisecond},
+		{"two tokens come later", 4, 2, 2, 2, 500 * time.Millisecond},
+		{"more than the burst", 4, 2, 0, 3, 0},
+		{"a rate of 0 with nothing left", 0, 1, 1, 1, 0},
+		{"a rate of 0 with too little left", 0, 3, 2, 2, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			single, keyedEvents := &recorder{}, &recorder{}
+			l := resilience.NewRateLimiter(tc.rate, tc.burst, resilience.WithClock(clk), resilience.WithObserver(single))
+			keyed := resilience.NewKeyedRateLimiter[string](tc.rate, tc.burst, resilience.WithClock(clk), resilience.WithObserver(keyedEvents))
+			require.True(t, l.AllowN(tc.take))
+			require.True(t, keyed.AllowN("alice", tc.take))
+			require.False(t, l.AllowN(tc.n))
+			require.False(t, keyed.AllowN("alice", tc.n))
+			want := resilience.Event{Kind: resilience.EventRefused, Component: "ratelimiter", Err: resilience.ErrRateLimited, Wait: tc.want}
+			assert.Equal(t, []resilience.Event{want}, single.take(), "RateLimiter.AllowN")
+			assert.Equal(t, []resilience.Event{want}, keyedEvents.take(), "KeyedRateLimiter.AllowN")
+		})
+	}
+}
+
+// TestKeyedRateLimiterOneKey: a table of one key holds that key, and
+// refuses another until the first can be forgotten.
+func TestKeyedRateLimiterOneKey(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewKeyedRateLimiter[string](1, 1, resilience.WithClock(clk), resilience.WithRateLimitMaxKeys(1))
+	assert.True(t, l.Allow("alice"))
+	assert.False(t, l.Allow("bob"), "alice's bucket still refills")
+	assert.Equal(t, 1, l.Len())
+	clk.Add(time.Second)
+	assert.True(t, l.Allow("bob"), "alice's bucket is full: she is forgotten")
+	assert.Equal(t, 1, l.Len())
+}
+
+// TestKeyedRateLimiterForgetsAtTheRefillTime: the keys of buckets full
+// again are forgotten as soon as new keys come to their part of the table,
+// a refill time after the last sweep: to the nanosecond, round after round.
+// (Each round's 2000 keys reach every part of the table but with a chance
+// of 64·(63/64)^2000, below 1e-12.)
+func TestKeyedRateLimiterForgetsAtTheRefillTime(t *testing.T) {
+	const keys = 2000
+	clk := newManualClock()
+	l := resilience.NewKeyedRateLimiter[int](1000, 1, resilience.WithClock(clk)) // refills in 1ms
+	for round := range 4 {
+		for k := range keys {
+			require.True(t, l.Allow(round*keys+k), "round %d, key %d", round, k)
+		}
+		assert.Equal(t, keys, l.Len(), "round %d: the keys of the round before are full and forgotten", round)
+		clk.Add(time.Millisecond)
+	}
+}
+
+// TestKeyedRateLimiterFullTableRefusesWhileKeysRefill: a table full of
+// keys still refilling refuses a new key, even when the keys it holds were
+// used again since they came (their part of the table may then not know
+// when they will be full). Each run has a table of its own, so a new key
+// comes to another part than the key held in most runs.
+func TestKeyedRateLimiterFullTableRefusesWhileKeysRefill(t *testing.T) {
+	for run := range 20 {
+		clk := newManualClock()
+		l := resilience.NewKeyedRateLimiter[string](1, 2, resilience.WithClock(clk), resilience.WithRateLimitMaxKeys(1))
+		require.True(t, l.Allow("alice"))
+		clk.Add(900 * time.Millisecond)
+		require.True(t, l.Allow("alice"))
+		clk.Add(600 * time.Millisecond) // alice's bucket is full in 0.5s
+		require.False(t, l.Allow("bob"), "run %d: the table is full", run)
+		require.Equal(t, 1, l.Len(), "run %d", run)
+		clk.Add(500 * time.Millisecond)
+		require.True(t, l.Allow("bob"), "run %d: alice is forgotten", run)
+		require.Equal(t, 1, l.Len(), "run %d", run)
+	}
+}
+
+// TestKeyedRateLimiterWaitOnTime: a Wait whose token is there the moment
+// it asks takes it without waiting, and reports no wait, as the
+// RateLimiter's does.
+func TestKeyedRateLimiterWaitOnTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		single, keyedEvents := &recorder{}, &recorder{}
+		l := resilience.NewRateLimiter(10, 1, resilience.WithObserver(single))
+		keyed := resilience.NewKeyedRateLimiter[string](10, 1, resilience.WithObserver(keyedEvents))
+		require.True(t, l.Allow())
+		require.True(t, keyed.Allow("alice"))
+		time.Sleep(100 * time.Millisecond) // the next token is there
+		require.NoError(t, l.Wait(ctx))
+		require.NoError(t, keyed.Wait(ctx, "alice"))
+		assert.Empty(t, single.take(), "RateLimiter.Wait")
+		assert.Empty(t, keyedEvents.take(), "KeyedRateLimiter.Wait")
+		assert.False(t, keyed.Allow("alice"), "the token was taken")
+	})
+}

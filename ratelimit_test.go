@@ -262,8 +262,12 @@ func TestRateLimiterGuardWait(t *testing.T) {
 			wantTook: 100 * time.Millisecond, tokens: 0},
 		{name: "refused at once when the token comes after the wait", rate: 1, wait: 100 * time.Millisecond,
 			wantErr: []error{resilience.ErrRateLimited}, wantHint: time.Second},
+		{name: "a wait of 0 is not to wait, the default", rate: 10, wait: 0,
+			wantErr: []error{resilience.ErrRateLimited}, wantHint: 100 * time.Millisecond},
 		{name: "refused at once when the token comes after the deadline", rate: 1, wait: 10 * time.Second, deadline: 500 * time.Millisecond,
 			wantErr: []error{resilience.ErrRateLimited, context.DeadlineExceeded}, wantHint: time.Second},
+		{name: "refused for the deadline when the token comes at the end of the wait, after the deadline", rate: 10, wait: 100 * time.Millisecond,
+			deadline: 50 * time.Millisecond, wantErr: []error{resilience.ErrRateLimited, context.DeadlineExceeded}, wantHint: 100 * time.Millisecond},
 		{name: "a deadline after the token does not matter", rate: 4, wait: 10 * time.Second, deadline: 250 * time.Millisecond,
 			wantTook: 250 * time.Millisecond},
 		{name: "a caller who gives up gives the token back", rate: 1, wait: 10 * time.Second, cancelAt: 300 * time.Millisecond,
@@ -593,6 +597,38 @@ func TestRateLimiterFarBookingsNeverWrap(t *testing.T) {
 					require.ErrorIs(t, err, resilience.ErrRateLimited, "booking %d", i+2)
 					assert.Equal(t, farMessage, err.Error(), "booking %d", i+2)
 				}
+			})
+		})
+	}
+}
+
+// TestRateLimiterWaitAtTheFarthest: tokens that come exactly 2^60 ns from
+// now may be waited for; refused because of the context's deadline, the
+// error says so, not that they come too far ahead.
+func TestRateLimiterWaitAtTheFarthest(t *testing.T) {
+	const burst = 1 << 30
+	const rate = 1e9 / (1 << 30) // a token every 2^30 ns: 2^30 of them take 2^60 ns
+	for _, tc := range []struct {
+		name  string
+		waitN func() func(ctx context.Context, n int) error // made in the test's bubble
+	}{
+		{"RateLimiter", func() func(ctx context.Context, n int) error { return resilience.NewRateLimiter(rate, burst).WaitN }},
+		{"KeyedRateLimiter", func() func(ctx context.Context, n int) error {
+			l := resilience.NewKeyedRateLimiter[string](rate, burst)
+			return func(ctx context.Context, n int) error { return l.WaitN(ctx, "k", n) }
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				waitN := tc.waitN()
+				require.NoError(t, waitN(context.Background(), burst), "the burst")
+				ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+				defer cancel()
+				err := waitN(ctx, burst)
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+				assert.Equal(t, "resilience: rate limited: the tokens would come after the context's deadline", err.Error())
+				hint, _ := resilience.RetryAfter(err)
+				assert.Equal(t, time.Duration(1<<60), hint)
 			})
 		})
 	}

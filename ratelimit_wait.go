@@ -132,7 +132,7 @@ func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) err
 	t := l.nowNs(&l.common)
 	budget := l.budget(ctx, limit)
 	for {
-		tat := l.tat.Load()
+		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, cost, budget)
 		if !ok {
 			return l.observeRefusal(ctx, l.refusal(wait, n, limit))
@@ -190,7 +190,7 @@ func (l *RateLimiter) Enter(ctx context.Context) (done func(err error), err erro
 func (l *RateLimiter) enter(ctx context.Context, _ bool) (uint64, error) {
 	t := l.nowNs(&l.common)
 	for {
-		tat := l.tat.Load()
+		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, l.Interval, 0)
 		if !ok {
 			return l.enterSlow(ctx, wait)
@@ -266,7 +266,7 @@ func (l *RateLimiter) ReserveN(n int) *Reservation {
 	cost := int64(n) * l.Interval
 	t := l.nowNs(&l.common)
 	for {
-		tat := l.tat.Load()
+		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, cost, math.MaxInt64)
 		if !ok {
 			return r

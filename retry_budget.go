@@ -213,7 +213,7 @@ func (b *RetryBudget) failed() {
 		return
 	}
 	for {
-		old := b.balance.Load()
+		old := b.loadBalance()
 		if old == 0 || b.balance.CompareAndSwap(old, max(old-b.perFailure, 0)) {
 			return
 		}
@@ -222,7 +222,7 @@ func (b *RetryBudget) failed() {
 
 func (b *RetryBudget) deposit(n int64) {
 	for {
-		old := b.balance.Load()
+		old := b.loadBalance()
 		if old >= b.capacity || b.balance.CompareAndSwap(old, min(old+n, b.capacity)) {
 			return
 		}
@@ -291,7 +291,7 @@ func (b *RetryBudget) take() bool { return b.withdraw(b.perRetry) }
 // withdraw takes n from the balance if it leaves at least keep.
 func (b *RetryBudget) withdraw(n int64) bool {
 	for {
-		old := b.balance.Load()
+		old := b.loadBalance()
 		if old-n < b.keep {
 			return false
 		}
@@ -349,3 +349,18 @@ func (b *RetryBudget) Available() int {
 	}
 	return int(n) + int(floor)
 }
+
+// loadBalance reads the balance for a compare-and-swap to change it.
+func (b *RetryBudget) loadBalance() int64 {
+	old := b.balance.Load()
+	if balanceRead != nil {
+		balanceRead(b)
+	}
+	return old
+}
+
+// balanceRead is nil but in the package's tests, which set it to change a
+// budget's balance after a caller has read it and before its
+// compare-and-swap, as a caller on another core can: a seam where a race
+// must be forced.
+var balanceRead func(*RetryBudget)

@@ -106,3 +106,57 @@ func TestRetryDefaultBackoffIsLazy(t *testing.T) {
 		t.Logf("%s", m)
 	}
 }
+
+// TestRetryBudgetLostSwapIsTriedAgain: a deposit or a withdrawal whose
+// compare-and-swap of the balance loses to another caller's reads the
+// balance again and changes what the other left, so that both count. The
+// other caller comes between the read and the swap through balanceRead,
+// once.
+func TestRetryBudgetLostSwapIsTriedAgain(t *testing.T) {
+	tests := []struct {
+		name string
+		b    func() *RetryBudget
+		op   func(b *RetryBudget)
+		want int // Available after the two callers
+	}{
+		{"a call's deposit", func() *RetryBudget { return NewRetryBudget(1, 0) },
+			func(b *RetryBudget) { b.called() }, 2},
+		{"a success's deposit", func() *RetryBudget {
+			b := NewRetryThrottle(10, 1)
+			b.balance.Store(6 * budgetUnit) // Available: 0
+			return b
+		}, func(b *RetryBudget) { b.succeeded(0) }, 2},
+		{"a failure's withdrawal", func() *RetryBudget { return NewRetryThrottle(10, 1) },
+			func(b *RetryBudget) { b.failed() }, 2},
+		{"a retry's withdrawal", func() *RetryBudget {
+			b := NewRetryBudget(1, 0)
+			b.balance.Store(3 * budgetUnit)
+			return b
+		}, func(b *RetryBudget) {
+			if !b.take() {
+				t.Error("take() = false with retries left")
+			}
+		}, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.b()
+			armed, reads := true, 0
+			balanceRead = func(b *RetryBudget) {
+				reads++
+				if armed {
+					armed = false
+					tc.op(b)
+				}
+			}
+			defer func() { balanceRead = nil }()
+			tc.op(b)
+			if got := b.Available(); got != tc.want {
+				t.Errorf("Available() = %d after two callers, want %d", got, tc.want)
+			}
+			if reads < 3 {
+				t.Errorf("the balance was read %d times, want the loser's two and the other's", reads)
+			}
+		})
+	}
+}

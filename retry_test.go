@@ -492,6 +492,7 @@ func TestRetryBudgetArithmetic(t *testing.T) {
 		{"zero capacity keeps nothing", 0.5, 0, 1000, 0, 0},
 		{"huge floor saturates", 0.1, math.MaxInt, 0, 100, math.MaxInt},
 		{"huge floor and deposits saturate", 0.1, math.MaxInt, 1000, 100, math.MaxInt},
+		{"huge floor and more deposits than a float's step there saturate", 1, math.MaxInt, 1000, 1000, math.MaxInt},
 		{"floor and deposits add", 0.1, 3, 50, 100, 8},
 	}
 	for _, tc := range tests {

@@ -113,3 +113,46 @@ func TestLatenciesClampedBuckets(t *testing.T) {
 		}
 	}
 }
+
+// TestLatenciesEstimateTimes: the estimate is worked out by the sample that
+// brings a histogram to minCount, and then by every stride-th sample only.
+func TestLatenciesEstimateTimes(t *testing.T) {
+	l := New(0.99, 0, time.Hour, 1000)
+	for range 31 {
+		l.Record(time.Millisecond)
+	}
+	if got := l.Get(); got != time.Hour {
+		t.Fatalf("estimate of 31 samples = %v, want the ceiling", got)
+	}
+	l.Record(time.Millisecond)
+	ms := time.Duration(upperOf(bucketOf(int64(time.Millisecond))))
+	if got := l.Get(); got != ms {
+		t.Fatalf("estimate of 32 samples of 1ms = %v, want %v", got, ms)
+	}
+	for i := 33; i < stride; i++ {
+		l.Record(time.Second)
+		if got := l.Get(); got != ms {
+			t.Fatalf("estimate after sample %d = %v, want %v until sample %d", i, got, ms, stride)
+		}
+	}
+	l.Record(time.Second)
+	if s := time.Duration(upperOf(bucketOf(int64(time.Second)))); l.Get() != s {
+		t.Fatalf("estimate after sample %d = %v, want %v", stride, l.Get(), s)
+	}
+}
+
+// TestLatenciesWindow: the estimate covers the last window to two windows
+// of samples: when a window of samples has filled a histogram, the other,
+// of older samples, is emptied.
+func TestLatenciesWindow(t *testing.T) {
+	l := New(0.1, 0, time.Hour, stride)
+	for range stride {
+		l.Record(time.Millisecond)
+	}
+	for range stride {
+		l.Record(time.Second)
+	}
+	if s := time.Duration(upperOf(bucketOf(int64(time.Second)))); l.Get() != s {
+		t.Fatalf("estimate of the 10th percentile = %v once the 1ms samples are a window old, want %v", l.Get(), s)
+	}
+}
