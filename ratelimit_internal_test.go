@@ -216,3 +216,37 @@ func TestRateLimiterLostSwapIsTriedAgain(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyedRateLimiterTakingNothingNeedsNoRoom: AllowN(key, 0) of a key the
+// full table does not hold admits, wherever the key falls: in a part of the
+// table that holds a key, or in one that holds none.
+func TestKeyedRateLimiterTakingNothingNeedsNoRoom(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		samePart bool
+	}{{"in a held key's part", true}, {"in a part of its own", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &setClock{t: time.Unix(0, 0)}
+			l := NewKeyedRateLimiter[string](1, 1, WithClock(clk), WithRateLimitMaxKeys(2))
+			keys := keysIn(l, 0, 3)
+			held, other := keys[:2], keysIn(l, 1, 1)[0]
+			if !l.Allow(held[0]) {
+				t.Fatal("the first key is refused")
+			}
+			clk.t = clk.t.Add(400 * time.Millisecond)
+			if !l.Allow(held[1]) {
+				t.Fatal("the second key is refused")
+			}
+			newKey := other
+			if tc.samePart {
+				newKey = keys[2]
+			}
+			if l.Allow(newKey) {
+				t.Fatal("a third key is admitted into a full table")
+			}
+			if !l.AllowN(newKey, 0) {
+				t.Error("AllowN(key, 0) is refused: taking nothing needs no room")
+			}
+		})
+	}
+}

@@ -187,8 +187,8 @@ func (l *KeyedRateLimiter[K]) book(key K, t int64, n int, maxWait int64) (next, 
 		}
 		return 0, wait, rateLimitRefused, false // the caller tells why
 	}
-	if next == tat {
-		return next, wait, 0, true // nothing taken
+	if next == tat || n == 0 {
+		return next, wait, 0, true // nothing taken: no bucket to keep
 	}
 	if b == nil {
 		if b, wait = l.add(s, key, t); b == nil {
