@@ -207,9 +207,7 @@ func WithAdaptiveProbeInterval(d time.Duration) AdaptiveLimiterOption {
 // context's deadline leaves time for an answer. The default, 0, is not to
 // wait. It panics if d is negative.
 func WithAdaptiveWait(d time.Duration) AdaptiveLimiterOption {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveWait: wait must not be negative, got %v", d))
-	}
+	checkDuration("WithAdaptiveWait", "wait", d)
 	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.wait = d })
 }
 

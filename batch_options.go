@@ -48,9 +48,7 @@ func WithBatchMaxSize(n int) BatchOption {
 // before the batch is sent. The default is 1ms; with 0, items gather only
 // while every batch slot is busy. It panics if d is negative.
 func WithBatchMaxWait(d time.Duration) BatchOption {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: WithBatchMaxWait: wait must not be negative, got %v", d))
-	}
+	checkDuration("WithBatchMaxWait", "wait", d)
 	return batchOptionFunc(func(c *batchConfig) { c.maxWait = d })
 }
 
@@ -77,9 +75,7 @@ func WithBatchMaxQueued(n int) BatchOption {
 // [ErrTimeout] as its cause. The default, 0, is no bound beyond the
 // policy's. It panics if d is negative.
 func WithBatchTimeout(d time.Duration) BatchOption {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: WithBatchTimeout: timeout must not be negative, got %v", d))
-	}
+	checkDuration("WithBatchTimeout", "timeout", d)
 	return batchOptionFunc(func(c *batchConfig) { c.timeout = d })
 }
 

@@ -100,9 +100,7 @@ func (o Option) applyBulkhead(c *bulkheadConfig) { o.set(&c.common) }
 // one, in order of arrival, or until its context ends. The default, 0, is
 // not to wait. It panics if d is negative.
 func WithBulkheadWait(d time.Duration) BulkheadOption {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: WithBulkheadWait: wait must not be negative, got %v", d))
-	}
+	checkDuration("WithBulkheadWait", "wait", d)
 	return bulkheadOptionFunc(func(c *bulkheadConfig) { c.wait = d })
 }
 

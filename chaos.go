@@ -27,9 +27,7 @@ func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 // not called. A d of 0 does not wait but is still reported. It panics if d
 // is negative.
 func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: ChaosLatency: latency must not be negative, got %v", d))
-	}
+	checkDuration("ChaosLatency", "latency", d)
 	p := &chaosLatency[T]{d: d}
 	p.configure("ChaosLatency", "chaos-latency", opts)
 	return p

@@ -69,9 +69,7 @@ func (o DiscardOption) applyHedge(c *hedgeConfig) { c.discard = o.f }
 // attempt, instead of [WithHedgeQuantile]; 0 starts them all at once. It
 // panics if d is negative.
 func WithHedgeDelay(d time.Duration) HedgeOption {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: WithHedgeDelay: delay must not be negative, got %v", d))
-	}
+	checkDuration("WithHedgeDelay", "delay", d)
 	return hedgeOptionFunc(func(c *hedgeConfig) { c.fixed, c.delay = true, d })
 }
 

@@ -116,9 +116,7 @@ func (o Option) applyRateLimit(c *rateLimitConfig) { o.set(&c.common) }
 // deadline, is still refused at once. The default, 0, is not to wait. It
 // panics if d is negative.
 func WithRateLimitWait(d time.Duration) RateLimitOption {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: WithRateLimitWait: wait must not be negative, got %v", d))
-	}
+	checkDuration("WithRateLimitWait", "wait", d)
 	return rateLimitOptionFunc(func(c *rateLimitConfig) { c.wait = d })
 }
 

@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"time"
@@ -16,9 +15,7 @@ import (
 // another goroutine until it returns (see [WithTimeoutCooperative]).
 // Timeout panics if d is negative, and Execute if fn is nil.
 func Timeout[T any](d time.Duration, opts ...TimeoutOption) Policy[T] {
-	if d < 0 {
-		panic(fmt.Sprintf("resilience: Timeout: duration must not be negative, got %v", d))
-	}
+	checkDuration("Timeout", "duration", d)
 	var cfg timeoutConfig
 	for _, o := range opts {
 		checkOption("Timeout", o)
