@@ -29,7 +29,7 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 	if !cfg.budgetSet {
 		cfg.budget = newQuota(defaultQuotaCapacity, defaultQuota, cfg.common)
 	}
-	p := &retry[T]{retryConfig: cfg, clocked: cfg.maxElapsed > 0 || cfg.outcomes, direct: callsFn[T]()}
+	p := &retry[T]{retryConfig: cfg, direct: callsFn[T]()}
 	if cfg.resultPred != nil {
 		pred, ok := cfg.resultPred.(func(T) bool)
 		if !ok {

@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"regexp"
 	"testing"
+	"time"
+
+	"github.com/benbjohnson/clock"
 )
 
 // failEvery returns a fn whose every k-th call fails, starting with the
@@ -156,6 +159,40 @@ func TestRetryBudgetLostSwapIsTriedAgain(t *testing.T) {
 			}
 			if reads < 3 {
 				t.Errorf("the balance was read %d times, want the loser's two and the other's", reads)
+			}
+		})
+	}
+}
+
+// TestRetryQuietInCompositionReadsNoClock: a Retry inside a composition
+// whose outer layer reports the call reads no clock for a success, unless
+// WithMaxElapsed needs the start; the outer one reads it once.
+func TestRetryQuietInCompositionReadsNoClock(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		opts       []RetryOption
+		innerReads int64
+	}{
+		{"no time limit", nil, 0},
+		{"with a time limit", []RetryOption{WithMaxElapsed(time.Minute)}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			obs := &countingObserver{outcomes: true}
+			outerClk := &countingClock{Mock: clock.NewMock()}
+			innerClk := &countingClock{Mock: clock.NewMock()}
+			outer := Retry[int](WithObserver(obs), WithClock(outerClk))
+			inner := Retry[int](append([]RetryOption{WithObserver(obs), WithClock(innerClk)}, tc.opts...)...)
+			if _, err := Compose(outer, inner).Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }); err != nil {
+				t.Fatal(err)
+			}
+			if got := obs.n[EventCallEnded].Load(); got != 1 {
+				t.Errorf("%d EventCallEnded, want 1", got)
+			}
+			if got := outerClk.reads.Load(); got == 0 {
+				t.Error("the outer Retry, which reports the call, read no clock")
+			}
+			if got := innerClk.reads.Load(); got != tc.innerReads {
+				t.Errorf("the inner Retry read its clock %d times, want %d", got, tc.innerReads)
 			}
 		})
 	}

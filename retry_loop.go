@@ -13,7 +13,6 @@ type retry[T any] struct {
 	retryConfig
 	retryResult func(T) bool
 	discard     func(T)
-	clocked     bool     // the start of a call is read: for WithMaxElapsed, or for EventCallEnded
 	direct      chain[T] // fn alone, for Execute
 }
 
@@ -41,7 +40,7 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T], report bo
 		r.budget.called()
 	}
 	var start time.Time
-	if r.clocked {
+	if report || r.maxElapsed > 0 { // for EventCallEnded, or WithMaxElapsed
 		start = r.now()
 	}
 	v, err := next(ctx, fn)
