@@ -17,12 +17,12 @@ func TestBatcherObservedAllocatesNothingMore(t *testing.T) {
 		return testing.AllocsPerRun(1000, func() { _, _ = b.Do(ctx, 1) })
 	}
 	plain := allocs()
-	o := countingObserver{outcomes: true}
+	o := counter{Outcomes: true}
 	observed := allocs(WithObserver(&o))
 	if observed > plain {
 		t.Errorf("Do allocates %v times with an observer, %v without", observed, plain)
 	}
-	if o.total() == 0 {
+	if o.Total() == 0 {
 		t.Error("the observer saw nothing")
 	}
 	t.Logf("allocations per Do of a lone caller: %v unobserved, %v observed", plain, observed)

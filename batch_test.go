@@ -674,7 +674,7 @@ func BenchmarkBatcher(b *testing.B) {
 		opts []resilience.BatchOption
 	}{
 		{"256-callers", nil},
-		{"256-callers-observed", []resilience.BatchOption{resilience.WithObserver(&counter{outcomes: true})}},
+		{"256-callers-observed", []resilience.BatchOption{resilience.WithObserver(&counter{Outcomes: true})}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			opts := append([]resilience.BatchOption{resilience.WithBatchMaxSize(100), resilience.WithBatchMaxWait(time.Millisecond)}, tc.opts...)

@@ -24,18 +24,18 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 	c := Compose(Retry[int](), Guarded[int](closed), Guarded[int](NewBulkhead(4)))
 	counted := Guarded[int](NewBreaker(WithBreakerFailureRate(0.5, 10, 100)))
 	timed := Guarded[int](NewBreaker(WithBreakerFailureRateWindow(0.5, 10, time.Minute)))
-	observed := NewBreaker(WithObserver(&countingObserver{}), WithClock(clock.NewMock()))
+	observed := NewBreaker(WithObserver(&counter{}), WithClock(clock.NewMock()))
 	observed.Trip()
-	outcomes := Guarded[int](NewBreaker(WithObserver(&countingObserver{outcomes: true})))
+	outcomes := Guarded[int](NewBreaker(WithObserver(&counter{Outcomes: true})))
 	refusedObserved := Guarded[int](observed)
 	errX := errors.New("x")
 	tests := []struct {
 		name string
 		f    func()
 	}{
-		{"closed success", func() { _, _ = p.Execute(ctx, succeed) }},
-		{"open refusal", func() { _, _ = q.Execute(ctx, succeed) }},
-		{"composed success", func() { _, _ = c.Execute(ctx, succeed) }},
+		{"closed success", func() { _, _ = p.Execute(ctx, okFunc) }},
+		{"open refusal", func() { _, _ = q.Execute(ctx, okFunc) }},
+		{"composed success", func() { _, _ = c.Execute(ctx, okFunc) }},
 		{"Enter closed", func() {
 			done, _ := closed.Enter(ctx)
 			done(nil)
@@ -46,10 +46,10 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 			done, _ = closed.Enter(ctx)
 			done(nil)
 		}},
-		{"closed success, count window", func() { _, _ = counted.Execute(ctx, succeed) }},
-		{"closed success, time window", func() { _, _ = timed.Execute(ctx, succeed) }},
-		{"refusal, observed", func() { _, _ = refusedObserved.Execute(ctx, succeed) }},
-		{"closed success, outcomes observed", func() { _, _ = outcomes.Execute(ctx, succeed) }},
+		{"closed success, count window", func() { _, _ = counted.Execute(ctx, okFunc) }},
+		{"closed success, time window", func() { _, _ = timed.Execute(ctx, okFunc) }},
+		{"refusal, observed", func() { _, _ = refusedObserved.Execute(ctx, okFunc) }},
+		{"closed success, outcomes observed", func() { _, _ = outcomes.Execute(ctx, okFunc) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +67,7 @@ func TestBreakerAllocatesNothing(t *testing.T) {
 		})
 	}
 	plain := changes(NewBreaker(WithClock(clock.NewMock())))
-	reported := changes(NewBreaker(WithClock(clock.NewMock()), WithObserver(&countingObserver{})))
+	reported := changes(NewBreaker(WithClock(clock.NewMock()), WithObserver(&counter{})))
 	assert.Equal(t, plain, reported, "allocations of Trip and Reset, reported and not")
 }
 
@@ -232,23 +232,12 @@ type fixedRand uint64
 
 func (r fixedRand) Uint64() uint64 { return uint64(r) }
 
-// countingClock counts the readings of a mock clock.
-type countingClock struct {
-	*clock.Mock
-	reads atomic.Int64
-}
-
-func (c *countingClock) Now() time.Time {
-	c.reads.Add(1)
-	return c.Mock.Now()
-}
-
 // TestBreakerCountWindowSuccessIsLockFree: with a count-based failure
 // window, a success in the closed state reads no clock and takes no lock.
 // The test holds the lock while the successes run; if one waited for it, a
 // watchdog would release it after a long while and fail the test.
 func TestBreakerCountWindowSuccessIsLockFree(t *testing.T) {
-	clk := &countingClock{Mock: clock.NewMock()}
+	clk := newManualClock()
 	b := NewBreaker(WithClock(clk), WithBreakerFailureRate(0.5, 10, 100))
 	p := Guarded[int](b)
 	outcome := func(err error) {
@@ -260,7 +249,7 @@ func TestBreakerCountWindowSuccessIsLockFree(t *testing.T) {
 	for range 4 {
 		outcome(errors.New("x")) // a failure takes the lock and reads the clock
 	}
-	reads := clk.reads.Load()
+	reads := clk.Reads()
 	b.mu.Lock()
 	finished := make(chan struct{})
 	var waited atomic.Bool
@@ -278,7 +267,7 @@ func TestBreakerCountWindowSuccessIsLockFree(t *testing.T) {
 	close(finished)
 	require.False(t, waited.Load(), "a success waited for the lock")
 	b.mu.Unlock()
-	assert.Equal(t, reads, clk.reads.Load(), "a success read the clock")
+	assert.Equal(t, reads, clk.Reads(), "a success read the clock")
 	m := b.Metrics()
 	assert.Equal(t, [2]int{100, 0}, [2]int{m.WindowCalls, m.WindowFailures})
 }

@@ -545,7 +545,7 @@ func BenchmarkBreaker(b *testing.B) {
 			_, _ = p.Execute(ctx, okFunc)
 		}
 	})
-	observer := resilience.ObserverFunc(func(context.Context, resilience.Event) {})
+	observer := &counter{}
 	b.Run("closed-success-observed", func(b *testing.B) {
 		p := resilience.Guarded[int](resilience.NewBreaker(resilience.WithObserver(observer)))
 		b.ReportAllocs()
@@ -786,23 +786,8 @@ func TestBreakerChurn(t *testing.T) {
 		calls = 200_000
 	}
 	var running, overlaps atomic.Int32
-	var hooked, observed []resilience.BreakerState // the states changed to, after closed
-	var mu sync.Mutex
-	obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-		if e.Kind != resilience.EventStateChange {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		last := resilience.BreakerClosed
-		if n := len(observed); n > 0 {
-			last = observed[n-1]
-		}
-		if e.From != last {
-			t.Errorf("observed %v->%v after a change to %v", e.From, e.To, last)
-		}
-		observed = append(observed, e.To)
-	})
+	var hooked []resilience.BreakerState // the states changed to, after closed
+	obs := &recorder{only: resilience.EventStateChange}
 	b := resilience.NewBreaker(resilience.WithBreakerThreshold(3), resilience.WithBreakerFailureRate(0.5, 4, 8),
 		resilience.WithBreakerCoolDown(0), resilience.WithBreakerProbes(2), resilience.WithObserver(resilience.MultiObserver(obs,
 			stateObserver(func(from, to resilience.BreakerState) {
@@ -843,39 +828,41 @@ func TestBreakerChurn(t *testing.T) {
 	assert.Equal(t, int64(4*calls), answered.Load())
 	assert.Zero(t, overlaps.Load(), "the hook ran twice at once")
 	assert.Zero(t, b.Metrics().Probes, "probes left in flight")
-	mu.Lock()
-	defer mu.Unlock()
+	var observed []resilience.BreakerState
+	last := resilience.BreakerClosed
+	for _, e := range obs.take() {
+		if e.From != last {
+			t.Errorf("observed %v->%v after a change to %v", e.From, e.To, last)
+		}
+		observed = append(observed, e.To)
+		last = e.To
+	}
 	assert.Equal(t, observed, hooked, "the hook and the observer saw the same changes")
 	assert.NotEmpty(t, observed)
 	t.Logf("%d changes", len(observed))
 }
 
-// breakerRecorder is an observer that writes each event as a line, and asks for
-// outcomes when outcomes is set. It calls the breaker's State from each
-// event, which would deadlock if events were emitted under a lock.
-type breakerRecorder struct {
-	b        *resilience.Breaker
-	outcomes bool
-	lines    []string
-}
-
 type breakerCtxKey struct{}
 
-func (r *breakerRecorder) Observe(ctx context.Context, e resilience.Event) {
-	r.b.State()
-	line := fmt.Sprintf("%s %s/%s", e.Kind, e.Component, e.Name)
-	switch e.Kind {
-	case resilience.EventStateChange:
-		line += fmt.Sprintf(" %v->%v", e.From, e.To)
-	case resilience.EventRefused:
-		line += fmt.Sprintf(" err=%v wait=%v ctx=%v", e.Err, e.Wait, ctx.Value(breakerCtxKey{}))
-	case resilience.EventCallEnded:
-		line += fmt.Sprintf(" err=%v took=%v", e.Err, e.Duration)
+// eventLines writes each event rec kept as a line.
+func eventLines(rec *recorder) []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var lines []string
+	for i, e := range rec.events {
+		line := fmt.Sprintf("%s %s/%s", e.Kind, e.Component, e.Name)
+		switch e.Kind {
+		case resilience.EventStateChange:
+			line += fmt.Sprintf(" %v->%v", e.From, e.To)
+		case resilience.EventRefused:
+			line += fmt.Sprintf(" err=%v wait=%v ctx=%v", e.Err, e.Wait, rec.ctxs[i].Value(breakerCtxKey{}))
+		case resilience.EventCallEnded:
+			line += fmt.Sprintf(" err=%v took=%v", e.Err, e.Duration)
+		}
+		lines = append(lines, line)
 	}
-	r.lines = append(r.lines, line)
+	return lines
 }
-
-func (r *breakerRecorder) ObserveOutcomes() bool { return r.outcomes }
 
 // TestBreakerEvents: every change of state, every refusal with its hint,
 // and, for an observer that asks, every call's end reach the observer in
@@ -884,7 +871,7 @@ func TestBreakerEvents(t *testing.T) {
 	for _, outcomes := range []bool{false, true} {
 		t.Run(fmt.Sprintf("outcomes %v", outcomes), func(t *testing.T) {
 			clk := newManualClock()
-			obs := &breakerRecorder{outcomes: outcomes}
+			obs := &recorder{outcomes: outcomes}
 			var hooked []string
 			hook := stateObserver(func(from, to resilience.BreakerState) {
 				hooked = append(hooked, fmt.Sprintf("%v->%v", from, to))
@@ -892,7 +879,9 @@ func TestBreakerEvents(t *testing.T) {
 			b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithObserver(resilience.MultiObserver(obs, hook)),
 				resilience.WithName("payments"), resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second),
 				resilience.WithBreakerHintJitter(0))
-			obs.b = b
+			// Calling the breaker from each event would deadlock if events
+			// were emitted under a lock.
+			obs.onEvent = func(resilience.Event) { b.State() }
 			call := func(ctx context.Context, took time.Duration, err error) {
 				_, _ = resilience.Do(ctx, resilience.Guarded[int](b), func(context.Context) (int, error) {
 					clk.Add(took)
@@ -925,7 +914,7 @@ func TestBreakerEvents(t *testing.T) {
 				"state-change breaker/payments half-open->closed")
 			ended("call-ended breaker/payments err=<nil> took=2ms")
 			want = append(want, "state-change breaker/payments closed->open", "state-change breaker/payments open->closed")
-			assert.Equal(t, want, obs.lines)
+			assert.Equal(t, want, eventLines(obs))
 			assert.Equal(t, []string{"closed->open", "open->half-open", "half-open->closed", "closed->open", "open->closed"}, hooked)
 		})
 	}

@@ -19,8 +19,8 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"Guarded", func() { _, _ = p.Execute(ctx, succeed) }},
-		{"Compose", func() { _, _ = c.Execute(ctx, succeed) }},
+		{"Guarded", func() { _, _ = p.Execute(ctx, okFunc) }},
+		{"Compose", func() { _, _ = c.Execute(ctx, okFunc) }},
 		{"Enter", func() {
 			done, _ := b.Enter(ctx)
 			done(nil)
@@ -28,7 +28,7 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 	}
 	// Observed: an observer that wants every outcome allocates nothing
 	// either, and neither does a refusal.
-	o := countingObserver{outcomes: true}
+	o := counter{Outcomes: true}
 	ob := NewBulkhead(1, WithObserver(&o))
 	op := Guarded[int](ob)
 	full := NewBulkhead(1, WithObserver(&o))
@@ -38,9 +38,9 @@ func TestBulkheadAllocatesNothing(t *testing.T) {
 		name string
 		f    func()
 	}{
-		{"Guarded observed", func() { _, _ = op.Execute(ctx, succeed) }},
+		{"Guarded observed", func() { _, _ = op.Execute(ctx, okFunc) }},
 		{"refused observed", func() { _ = full.Acquire(ctx) }},
-		{"Guarded refused observed", func() { _, _ = fp.Execute(ctx, succeed) }},
+		{"Guarded refused observed", func() { _, _ = fp.Execute(ctx, okFunc) }},
 	}...)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -153,7 +153,7 @@ func TestBulkheadGuardedPanicFreesSlot(t *testing.T) {
 		_, _ = resilience.Do(context.Background(), p, func(context.Context) (int, error) { panic("boom") })
 	}()
 	assert.Zero(t, b.InUse(), "the panicking call's slot is freed")
-	v, err := resilience.Do(context.Background(), p, func(context.Context) (int, error) { return 1, nil })
+	v, err := resilience.Do(context.Background(), p, okFunc)
 	require.NoError(t, err)
 	assert.Equal(t, 1, v)
 }
@@ -236,7 +236,7 @@ func BenchmarkBulkhead(b *testing.B) {
 	})
 	b.Run("Guarded-outcomes", func(b *testing.B) {
 		// Every call ends with an EventCallEnded.
-		o := counter{outcomes: true}
+		o := counter{Outcomes: true}
 		p := resilience.Guarded[int](resilience.NewBulkhead(64, resilience.WithObserver(&o)))
 		b.ReportAllocs()
 		for b.Loop() {

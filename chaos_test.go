@@ -492,39 +492,36 @@ func (f proofFigures) String() string {
 		f.Retries, f.RetriesRefused, f.Hedges, f.HedgesRefused, f.Trips, f.Refused, f.Breaker, f.P50, f.P90, f.P99, f.Max)
 }
 
-// proofCounter counts the events of every policy of the proof.
-type proofCounter struct {
-	mu    sync.Mutex
-	fig   proofFigures
-	start time.Time
-}
-
-func (c *proofCounter) Observe(_ context.Context, e resilience.Event) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch {
-	case e.Kind == resilience.EventChaos && e.Component == "chaos-fault":
-		c.fig.Faults++
-	case e.Kind == resilience.EventChaos && e.Component == "chaos-latency":
-		c.fig.Delays++
-	case e.Kind == resilience.EventRetry:
-		c.fig.Retries++
-	case e.Kind == resilience.EventHedge:
-		c.fig.Hedges++
-	case e.Kind == resilience.EventStateChange:
-		if e.To == resilience.BreakerOpen {
-			c.fig.Trips++
+// countEvents adds up the events of every policy of the proof, and the
+// breaker's changes of state with their times since start.
+func countEvents(fig *proofFigures, rec *recorder, start time.Time) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for i, e := range rec.events {
+		switch {
+		case e.Kind == resilience.EventChaos && e.Component == "chaos-fault":
+			fig.Faults++
+		case e.Kind == resilience.EventChaos && e.Component == "chaos-latency":
+			fig.Delays++
+		case e.Kind == resilience.EventRetry:
+			fig.Retries++
+		case e.Kind == resilience.EventHedge:
+			fig.Hedges++
+		case e.Kind == resilience.EventStateChange:
+			if e.To == resilience.BreakerOpen {
+				fig.Trips++
+			}
+			if fig.Breaker != "" {
+				fig.Breaker += ", "
+			}
+			fig.Breaker += fmt.Sprintf("%v at %v", e.To, rec.times[i].Sub(start).Truncate(time.Millisecond))
+		case e.Kind == resilience.EventRefused && e.Component == "breaker":
+			fig.Refused++
+		case e.Kind == resilience.EventRefused && e.Component == "quota":
+			fig.RetriesRefused++
+		case e.Kind == resilience.EventRefused && e.Component == "hedge":
+			fig.HedgesRefused++
 		}
-		if c.fig.Breaker != "" {
-			c.fig.Breaker += ", "
-		}
-		c.fig.Breaker += fmt.Sprintf("%v at %v", e.To, time.Since(c.start).Truncate(time.Millisecond))
-	case e.Kind == resilience.EventRefused && e.Component == "breaker":
-		c.fig.Refused++
-	case e.Kind == resilience.EventRefused && e.Component == "quota":
-		c.fig.RetriesRefused++
-	case e.Kind == resilience.EventRefused && e.Component == "hedge":
-		c.fig.HedgesRefused++
 	}
 }
 
@@ -555,8 +552,8 @@ const (
 // figures repeat exactly from run to run.
 func runProof(su proofSetup) proofFigures {
 	start := time.Now()
-	count := &proofCounter{start: start}
-	observe := resilience.WithObserver(count)
+	rec := &recorder{}
+	observe := resilience.WithObserver(rec)
 	outage := func(context.Context) bool {
 		since := time.Since(start)
 		return since >= 2*time.Second && since < 2*time.Second+su.outage
@@ -624,9 +621,8 @@ func runProof(su proofSetup) proofFigures {
 	wg.Wait()
 	synctest.Wait() // and the hedges' timers, which report too
 
-	count.mu.Lock()
-	fig := count.fig
-	count.mu.Unlock()
+	var fig proofFigures
+	countEvents(&fig, rec, start)
 	fig.Requests, fig.FnCalls = proofRequests, fnCalls
 	for _, f := range failed {
 		if f {

@@ -26,8 +26,6 @@ func (openGate) enter(context.Context, bool) (uint64, error) { return 0, nil }
 func (openGate) exit(context.Context, uint64, error, bool)   {}
 func (openGate) reportsOutcomes() bool                       { return false }
 
-func succeed(context.Context) (int, error) { return 1, nil }
-
 func layers(n int) []Policy[int] {
 	ps := make([]Policy[int], n)
 	for i := range ps {
@@ -54,7 +52,7 @@ func TestComposeAllocatesNothing(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(1000, func() {
-				if _, err := tc.p.Execute(ctx, succeed); err != nil {
+				if _, err := tc.p.Execute(ctx, okFunc); err != nil {
 					t.Fatal(err)
 				}
 			})
@@ -71,7 +69,7 @@ func BenchmarkCompose(b *testing.B) {
 	b.Run("bare", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = Do(ctx, nil, succeed)
+			_, _ = Do(ctx, nil, okFunc)
 		}
 	})
 	for _, n := range []int{1, 4, 8} {
@@ -79,7 +77,7 @@ func BenchmarkCompose(b *testing.B) {
 			p := Compose(layers(n)...)
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = Do(ctx, p, succeed)
+				_, _ = Do(ctx, p, okFunc)
 			}
 		})
 	}
@@ -87,7 +85,7 @@ func BenchmarkCompose(b *testing.B) {
 		p := Compose(Guarded[int](openGate{}))
 		b.ReportAllocs()
 		for b.Loop() {
-			_, _ = Do(ctx, p, succeed)
+			_, _ = Do(ctx, p, okFunc)
 		}
 	})
 }

@@ -109,7 +109,7 @@ func TestComposeReportsOneOutcome(t *testing.T) {
 // on a call that succeeds.
 func TestComposeOutcomesAllocateNothing(t *testing.T) {
 	ctx := context.Background()
-	o := resilience.WithObserver(&counter{outcomes: true})
+	o := resilience.WithObserver(&counter{Outcomes: true})
 	p := resilience.Compose(
 		resilience.Retry[int](o),
 		resilience.Guarded[int](resilience.NewBreaker(o)),

@@ -121,13 +121,13 @@ func TestFallbackOutermost(t *testing.T) {
 }
 
 func TestFallbackEvents(t *testing.T) {
-	var events []resilience.Event
-	obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) { events = append(events, e) })
+	obs := &recorder{}
 	p := resilience.Fallback(func(context.Context, error) (int, error) { return 1, nil },
 		resilience.WithObserver(obs), resilience.WithName("users"))
 	_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, nil })
-	require.Empty(t, events, "a success emits nothing")
+	require.Empty(t, obs.take(), "a success emits nothing")
 	_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, io.EOF })
+	events := obs.take()
 	require.Len(t, events, 1)
 	assert.Equal(t, resilience.Event{Kind: resilience.EventFallback, Component: "fallback", Name: "users", Err: io.EOF}, events[0])
 	assert.Equal(t, "fallback", events[0].Kind.String())
@@ -145,9 +145,8 @@ func TestFallbackSuccessAllocatesNothing(t *testing.T) {
 		)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fn := func(context.Context) (int, error) { return 1, nil }
 			ctx := context.Background()
-			if n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, fn) }); n != 0 {
+			if n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, okFunc) }); n != 0 {
 				t.Errorf("allocs per call = %v, want 0", n)
 			}
 		})
@@ -174,20 +173,18 @@ func TestFallbackBadInput(t *testing.T) {
 
 func BenchmarkFallbackSuccess(b *testing.B) {
 	p := resilience.Fallback(func(context.Context, error) (int, error) { return 0, nil })
-	fn := func(context.Context) (int, error) { return 1, nil }
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = p.Execute(ctx, fn)
+		_, _ = p.Execute(ctx, okFunc)
 	}
 }
 
 func BenchmarkFallbackBare(b *testing.B) {
-	fn := func(context.Context) (int, error) { return 1, nil }
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = resilience.Do[int](ctx, nil, fn)
+		_, _ = resilience.Do[int](ctx, nil, okFunc)
 	}
 }
 
@@ -220,13 +217,9 @@ func TestOutcomesOfFallbackAndHedge(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var ended []resilience.Event
-				obs := &outcomeObserver{ObserverFunc: func(_ context.Context, e resilience.Event) {
-					if e.Kind == resilience.EventCallEnded {
-						ended = append(ended, e)
-					}
-				}}
+				obs := &recorder{outcomes: true}
 				_, err := tc.p(resilience.WithObserver(obs)).Execute(context.Background(), tc.fn)
+				ended := obs.of(resilience.EventCallEnded)
 				require.ErrorIs(t, err, tc.wantErr)
 				require.Len(t, ended, 1)
 				assert.Equal(t, 3*time.Second, ended[0].Duration)

@@ -11,7 +11,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/benbjohnson/clock"
 	"github.com/faf87a20/resilience"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -189,15 +188,7 @@ func TestHedge(t *testing.T) {
 
 func TestHedgeBudget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		var refused []resilience.Event
-		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-			if e.Kind == resilience.EventRefused {
-				mu.Lock()
-				refused = append(refused, e)
-				mu.Unlock()
-			}
-		})
+		obs := &recorder{}
 		empty := resilience.NewRetryBudget(0, 0)
 		p := resilience.Hedge[string](resilience.WithHedgeDelay(10*time.Millisecond), resilience.WithHedgeBudget(empty),
 			resilience.WithObserver(obs))
@@ -207,8 +198,7 @@ func TestHedgeBudget(t *testing.T) {
 		assert.Equal(t, "attempt 1", v)
 		assert.Equal(t, int32(1), rec.n.Load(), "the budget refused the hedge")
 		synctest.Wait()
-		mu.Lock()
-		defer mu.Unlock()
+		refused := obs.of(resilience.EventRefused)
 		require.Len(t, refused, 1)
 		assert.ErrorIs(t, refused[0].Err, resilience.ErrRetryBudgetExhausted)
 		assert.Equal(t, "hedge", refused[0].Component)
@@ -264,12 +254,7 @@ func TestHedgePanics(t *testing.T) {
 	})
 	t.Run("a loser's panic is late", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			var late atomic.Pointer[resilience.PanicError]
-			obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-				if e.Kind == resilience.EventLatePanic {
-					late.Store(e.Panic)
-				}
-			})
+			obs := &recorder{}
 			p := resilience.Hedge[int](resilience.WithHedgeDelay(10*time.Millisecond), resilience.WithObserver(obs))
 			var n atomic.Int32
 			v, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
@@ -284,8 +269,9 @@ func TestHedgePanics(t *testing.T) {
 			assert.Equal(t, 1, v)
 			time.Sleep(2 * time.Second)
 			synctest.Wait()
-			require.NotNil(t, late.Load())
-			assert.Equal(t, "too late", late.Load().Value)
+			late := obs.of(resilience.EventLatePanic)
+			require.Len(t, late, 1)
+			assert.Equal(t, "too late", late[0].Panic.Value)
 		})
 	})
 	t.Run("the first attempt's panic cancels the hedges", func(t *testing.T) {
@@ -336,15 +322,7 @@ func TestHedgeCallerContextEnds(t *testing.T) {
 // scripted latency distribution, within floor and ceiling.
 func TestHedgeQuantileAdapts(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var events []resilience.Event
-		var mu sync.Mutex
-		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-			if e.Kind == resilience.EventHedge {
-				mu.Lock()
-				events = append(events, e)
-				mu.Unlock()
-			}
-		})
+		obs := &recorder{}
 		p := resilience.Hedge[int](resilience.WithHedgeQuantile(0.9, time.Millisecond, 500*time.Millisecond),
 			resilience.WithObserver(obs), resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 0)))
 		// 90% of calls take 10ms, 10% take 100ms: the 90th percentile is
@@ -363,8 +341,7 @@ func TestHedgeQuantileAdapts(t *testing.T) {
 			})
 			require.NoError(t, err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		events := obs.of(resilience.EventHedge)
 		require.NotEmpty(t, events)
 		lastWait := events[len(events)-1].Wait
 		assert.GreaterOrEqual(t, lastWait, 10*time.Millisecond, "the delay is at or above the 90th percentile")
@@ -407,7 +384,6 @@ func TestHedgeBadInput(t *testing.T) {
 // (two); none with every attempt at once.
 func TestHedgeFastPathAllocs(t *testing.T) {
 	ctx := context.Background()
-	fn := func(context.Context) (int, error) { return 1, nil }
 	for _, tc := range []struct {
 		name string
 		p    resilience.Policy[int]
@@ -417,7 +393,7 @@ func TestHedgeFastPathAllocs(t *testing.T) {
 		{"quantile", resilience.Hedge[int](), 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, fn) })
+			n := testing.AllocsPerRun(1000, func() { _, _ = tc.p.Execute(ctx, okFunc) })
 			assert.Equal(t, tc.want, n, "allocs per call")
 		})
 	}
@@ -434,11 +410,10 @@ func BenchmarkHedgeFast(b *testing.B) {
 		{"cooperative-timeout", resilience.Timeout[int](time.Second, resilience.WithTimeoutCooperative())},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			fn := func(context.Context) (int, error) { return 1, nil }
 			ctx := context.Background()
 			b.ReportAllocs()
 			for b.Loop() {
-				_, _ = bc.p.Execute(ctx, fn)
+				_, _ = bc.p.Execute(ctx, okFunc)
 			}
 		})
 	}
@@ -486,8 +461,7 @@ func TestHedgeDelayHolds(t *testing.T) {
 // in, not at the 1s ceiling used before any latency is known.
 func TestHedgeDelayLearns(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var waits []time.Duration
-		obs := hedgeWaits(&waits)
+		obs := &recorder{}
 		p := resilience.Hedge[int](resilience.WithObserver(obs))
 		slow := func(ctx context.Context) (int, error) {
 			select {
@@ -498,15 +472,16 @@ func TestHedgeDelayLearns(t *testing.T) {
 			}
 		}
 		_, _ = p.Execute(context.Background(), slow)
-		require.Equal(t, []time.Duration{time.Second}, waits, "the ceiling, before any latency is known")
+		require.Equal(t, []time.Duration{time.Second}, hedgeWaits(obs), "the ceiling, before any latency is known")
 		for range 200 {
 			_, _ = p.Execute(context.Background(), func(context.Context) (int, error) {
 				time.Sleep(10 * time.Millisecond)
 				return 1, nil
 			})
 		}
-		waits = nil
+		obs.take()
 		_, _ = p.Execute(context.Background(), slow)
+		waits := hedgeWaits(obs)
 		require.Len(t, waits, 1)
 		assert.GreaterOrEqual(t, waits[0], 10*time.Millisecond)
 		assert.LessOrEqual(t, waits[0], 13*time.Millisecond, "the 95th percentile of 10ms latencies, to a bucket's width")
@@ -514,14 +489,16 @@ func TestHedgeDelayLearns(t *testing.T) {
 	})
 }
 
-// hedgeWaits is an observer that appends the delay of each EventHedge to
-// waits.
-func hedgeWaits(waits *[]time.Duration) resilience.Observer {
-	return resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+// hedgeWaits returns the delay of each EventHedge rec kept, and makes rec
+// forget its events.
+func hedgeWaits(rec *recorder) []time.Duration {
+	var waits []time.Duration
+	for _, e := range rec.take() {
 		if e.Kind == resilience.EventHedge {
-			*waits = append(*waits, e.Wait)
+			waits = append(waits, e.Wait)
 		}
-	})
+	}
+	return waits
 }
 
 // answerAfter returns an attempt that answers 1 after d, or its context's
@@ -550,13 +527,12 @@ func TestHedgeQuantileBounds(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				var waits []time.Duration
-				obs := hedgeWaits(&waits)
+				obs := &recorder{}
 				p := resilience.Hedge[int](resilience.WithHedgeQuantile(0.5, tc.floor, tc.ceiling), resilience.WithObserver(obs))
 				_, err := p.Execute(context.Background(), answerAfter(time.Second))
 				require.NoError(t, err)
 				synctest.Wait()
-				assert.Equal(t, []time.Duration{tc.ceiling}, waits, "the delay")
+				assert.Equal(t, []time.Duration{tc.ceiling}, hedgeWaits(obs), "the delay")
 			})
 		})
 	}
@@ -583,47 +559,18 @@ func TestHedgeMaxBounds(t *testing.T) {
 	}
 }
 
-// waitCounter is a clock.Mock that keeps the waits on it (its deadline
-// contexts), to count those still pending: neither released by their
-// cancel function nor over.
-type waitCounter struct {
-	*clock.Mock
-	mu    sync.Mutex
-	waits []context.Context
-}
-
-func (c *waitCounter) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
-	ctx, cancel := c.Mock.WithDeadline(parent, d)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waits = append(c.waits, ctx)
-	return ctx, cancel
-}
-
-func (c *waitCounter) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, ctx := range c.waits {
-		if ctx.Err() == nil {
-			n++
-		}
-	}
-	return n
-}
-
 // TestHedgeOnAnInjectedClock: a Hedge waits for its delay on the clock of
 // WithClock, and releases that wait once the call is answered, whether
 // the first attempt answered before the delay or a hedge won after it.
 func TestHedgeOnAnInjectedClock(t *testing.T) {
-	clk := &waitCounter{Mock: clock.NewMock()}
+	clk := newManualClock()
 	p := resilience.Hedge[int](resilience.WithHedgeDelay(100*time.Millisecond), resilience.WithClock(clk),
 		resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
 
 	v, err := p.Execute(context.Background(), okFunc)
 	require.NoError(t, err)
 	assert.Equal(t, 1, v)
-	assert.Zero(t, clk.pending(), "waits left on the clock after an answer before the delay")
+	assert.Zero(t, clk.Pending(), "waits left on the clock after an answer before the delay")
 
 	started := make(chan int, 2)
 	var n atomic.Int32
@@ -656,7 +603,7 @@ func TestHedgeOnAnInjectedClock(t *testing.T) {
 	r := <-done
 	require.NoError(t, r.err)
 	assert.Equal(t, 2, r.v, "the hedge's answer")
-	assert.Zero(t, clk.pending(), "waits left on the clock after a hedge's answer")
+	assert.Zero(t, clk.Pending(), "waits left on the clock after a hedge's answer")
 }
 
 // TestHedgeNoDelayHedgesFromTheCaller: with no delay the caller's
@@ -689,8 +636,7 @@ func TestHedgeNoDelayHedgesFromTheCaller(t *testing.T) {
 // ceiling to about 10ms.
 func TestHedgeDelayLearnsFromHedges(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var waits []time.Duration
-		obs := hedgeWaits(&waits)
+		obs := &recorder{}
 		p := resilience.Hedge[int](resilience.WithObserver(obs), resilience.WithHedgeBudget(resilience.NewRetryBudget(1, 10)))
 		call := func() {
 			var n atomic.Int32
@@ -708,10 +654,11 @@ func TestHedgeDelayLearnsFromHedges(t *testing.T) {
 		for range 40 {
 			call()
 		}
+		waits := hedgeWaits(obs)
 		require.Len(t, waits, 40)
 		assert.Equal(t, time.Second, waits[0], "the ceiling, before any latency is known")
-		waits = nil
 		call()
+		waits = hedgeWaits(obs)
 		require.Len(t, waits, 1)
 		assert.GreaterOrEqual(t, waits[0], 10*time.Millisecond)
 		assert.LessOrEqual(t, waits[0], 13*time.Millisecond, "the 95th percentile of the hedges' 10ms, to a bucket's width")

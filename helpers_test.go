@@ -5,10 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/benbjohnson/clock"
 
 	"github.com/faf87a20/resilience"
 )
@@ -18,18 +15,18 @@ func runtimeGoexit() { runtime.Goexit() }
 
 func nan() float64 { return math.NaN() }
 
-// manualClock is a clock whose time moves only when told, at once. Unlike
-// clock.Mock's Add it never sleeps; it serves code that only reads the time.
-type manualClock struct {
-	clock.Clock // timers are not for this clock
-	now         time.Time
-}
+// manualClock is the tests' clock, counter the cheapest observer and
+// okFunc the call that succeeds: the package's own tests share them (see
+// helpers_internal_test.go).
+type (
+	manualClock = resilience.ManualClock
+	counter     = resilience.Counter
+)
 
-func newManualClock() *manualClock { return &manualClock{Clock: clock.NewMock(), now: time.Unix(0, 0)} }
-
-func (c *manualClock) Now() time.Time                  { return c.now }
-func (c *manualClock) Since(t time.Time) time.Duration { return c.now.Sub(t) }
-func (c *manualClock) Add(d time.Duration)             { c.now = c.now.Add(d) }
+var (
+	newManualClock = resilience.NewManualClock
+	okFunc         = resilience.OKFunc
+)
 
 // onRetry is an observer of a Retry's EventRetry: f gets the attempt that
 // failed, its error and the wait before the next.
@@ -56,19 +53,34 @@ func stateObserver(f func(from, to resilience.BreakerState)) resilience.Observer
 }
 
 // recorder is the tests' observer: it keeps every event it is told of, in
-// order, and every result handed to its discard hook; outcomes makes it ask
-// for EventCallEnded. It is safe for concurrent use.
+// order, with the context it came with and the time it came at (on the
+// package time, which a synctest bubble fakes), and every result handed to
+// its discard hook. It is safe for concurrent use. It allocates for each
+// event: an allocation test counts events with a counter.
 type recorder struct {
+	outcomes bool                   // ask for EventCallEnded
+	only     resilience.EventKind   // when set, keep the events of this kind alone
+	onEvent  func(resilience.Event) // when set, called with each event, once kept
+
 	mu        sync.Mutex
 	events    []resilience.Event
+	ctxs      []context.Context // the context of each event
+	times     []time.Time       // when each event came
 	discarded []int
-	outcomes  bool
 }
 
-func (r *recorder) Observe(_ context.Context, e resilience.Event) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.events = append(r.events, e)
+func (r *recorder) Observe(ctx context.Context, e resilience.Event) {
+	if r.only == 0 || e.Kind == r.only {
+		now := time.Now()
+		r.mu.Lock()
+		r.events = append(r.events, e)
+		r.ctxs = append(r.ctxs, ctx)
+		r.times = append(r.times, now)
+		r.mu.Unlock()
+	}
+	if r.onEvent != nil {
+		r.onEvent(e)
+	}
 }
 
 func (r *recorder) ObserveOutcomes() bool { return r.outcomes }
@@ -80,12 +92,25 @@ func (r *recorder) discard(v int) {
 	r.discarded = append(r.discarded, v)
 }
 
+// of returns the events of kind k so far, in order.
+func (r *recorder) of(k resilience.EventKind) []resilience.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var es []resilience.Event
+	for _, e := range r.events {
+		if e.Kind == k {
+			es = append(es, e)
+		}
+	}
+	return es
+}
+
 // take returns the events so far and forgets them.
 func (r *recorder) take() []resilience.Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e := r.events
-	r.events = nil
+	r.events, r.ctxs, r.times = nil, nil, nil
 	return e
 }
 
@@ -109,35 +134,6 @@ func (r *recorder) kinds() map[resilience.EventKind]int {
 		n[e.Kind]++
 	}
 	return n
-}
-
-// counter is the cheapest observer, for benchmarks and allocation tests:
-// it counts events; outcomes makes it ask for EventCallEnded.
-type counter struct {
-	n        atomic.Int64
-	outcomes bool
-}
-
-func (c *counter) Observe(context.Context, resilience.Event) { c.n.Add(1) }
-func (c *counter) ObserveOutcomes() bool                     { return c.outcomes }
-
-// okFunc is the call that succeeds.
-func okFunc(context.Context) (int, error) { return 1, nil }
-
-// stepClock is a clock that never blocks: a wait on it is recorded, moves
-// its time to the wait's end and is over at once. For code run by one
-// goroutine.
-type stepClock struct {
-	now   time.Time
-	waits []time.Duration
-}
-
-func (c *stepClock) Now() time.Time { return c.now }
-
-func (c *stepClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
-	c.waits = append(c.waits, d.Sub(c.now))
-	c.now = d
-	return context.WithDeadline(parent, time.Time{})
 }
 
 // timeoutModes are the two ways a Timeout runs fn.

@@ -230,7 +230,7 @@ func TestSlogObserverOnComponents(t *testing.T) {
 	ctx := context.Background()
 	errDown := errors.New("down")
 	down := func(context.Context) (int, error) { return 0, errDown }
-	up := func(context.Context) (int, error) { return 1, nil }
+	up := okFunc
 	waitCtx := func(ctx context.Context) (int, error) {
 		<-ctx.Done()
 		return 0, ctx.Err()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -49,7 +48,7 @@ func TestObserverPanicGoesUp(t *testing.T) {
 	ctx := context.Background()
 	errDown := errors.New("down")
 	down := func(context.Context) (int, error) { return 0, errDown }
-	up := func(context.Context) (int, error) { return 1, nil }
+	up := okFunc
 	tests := []struct {
 		name string
 		kind resilience.EventKind
@@ -172,28 +171,25 @@ func TestObserverPanicGoesUp(t *testing.T) {
 
 type callKey struct{}
 
-// contextEvents records each event's kind with the call label its context
-// carries ("-" for none). It asks for outcomes.
-type contextEvents struct {
-	mu  sync.Mutex
-	got []string
-}
-
-func (o *contextEvents) Observe(ctx context.Context, e resilience.Event) {
-	label, ok := ctx.Value(callKey{}).(string)
-	if !ok {
-		label = "-"
+// labelled returns each event rec kept, as its kind with the call label
+// its context carries ("-" for none).
+func labelled(rec *recorder) []string {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	var got []string
+	for i, e := range rec.events {
+		label, ok := rec.ctxs[i].Value(callKey{}).(string)
+		if !ok {
+			label = "-"
+		}
+		s := e.Kind.String() + " " + label
+		if e.Kind == resilience.EventStateChange {
+			s = fmt.Sprintf("%s %v>%v %s", e.Kind, e.From, e.To, label)
+		}
+		got = append(got, s)
 	}
-	s := e.Kind.String() + " " + label
-	if e.Kind == resilience.EventStateChange {
-		s = fmt.Sprintf("%s %v>%v %s", e.Kind, e.From, e.To, label)
-	}
-	o.mu.Lock()
-	o.got = append(o.got, s)
-	o.mu.Unlock()
+	return got
 }
-
-func (o *contextEvents) ObserveOutcomes() bool { return true }
 
 // TestGuardEventsCarryTheCallersContext: a guard's events carry the
 // context of the call they belong to, through Guarded and through Enter:
@@ -216,9 +212,9 @@ func TestGuardEventsCarryTheCallersContext(t *testing.T) {
 	}
 	for name, through := range map[string]func(resilience.Guard, context.Context, error){"Guarded": guarded, "Enter": enter} {
 		t.Run(name+"/breaker", func(t *testing.T) {
-			var o contextEvents
+			o := &recorder{outcomes: true}
 			clk := clock.NewMock()
-			b := resilience.NewBreaker(resilience.WithObserver(&o), resilience.WithClock(clk),
+			b := resilience.NewBreaker(resilience.WithObserver(o), resilience.WithClock(clk),
 				resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Second))
 			through(b, call("a"), nil)
 			through(b, call("b"), errDown) // trips
@@ -235,17 +231,17 @@ func TestGuardEventsCarryTheCallersContext(t *testing.T) {
 				"state-change half-open>closed d",
 				"call-ended d",
 				"state-change closed>open -",
-			}, o.got)
+			}, labelled(o))
 		})
 		t.Run(name+"/bulkhead", func(t *testing.T) {
-			var o contextEvents
-			b := resilience.NewBulkhead(1, resilience.WithObserver(&o))
+			o := &recorder{outcomes: true}
+			b := resilience.NewBulkhead(1, resilience.WithObserver(o))
 			through(b, call("a"), nil)
 			through(b, call("b"), errDown)
 			assert.True(t, b.TryAcquire())
 			through(b, call("c"), nil) // refused
 			b.Release()
-			assert.Equal(t, []string{"call-ended a", "call-ended b", "refused c", "call-ended c"}, o.got)
+			assert.Equal(t, []string{"call-ended a", "call-ended b", "refused c", "call-ended c"}, labelled(o))
 		})
 	}
 }
@@ -289,7 +285,7 @@ func TestObserverPanicDetached(t *testing.T) {
 			require.ErrorIs(t, err, resilience.ErrTimeout)
 			time.Sleep(2 * time.Second) // fake time: fn panics, then the observer
 			synctest.Wait()
-			v, err := p.Execute(ctx, func(context.Context) (int, error) { return 1, nil })
+			v, err := p.Execute(ctx, okFunc)
 			assert.NoError(t, err)
 			assert.Equal(t, 1, v)
 		}},

@@ -25,7 +25,7 @@ func TestRateLimiterAllocatesNothing(t *testing.T) {
 	keyOf := func(context.Context) string { return nextKey() }
 	refusing := NewRateLimiter(1, 1)
 	refusing.Allow()
-	observed := NewRateLimiter(1e9, 1000, WithObserver(ObserverFunc(func(context.Context, Event) {})))
+	observed := NewRateLimiter(1e9, 1000, WithObserver(&counter{}))
 	guarded, composed := Guarded[int](l), Compose(passThrough[int]{}, Guarded[int](l))
 	guardedObserved, guardedKeyed := Guarded[int](observed), Guarded[int](keyed.Guard(keyOf))
 	tests := []struct {
@@ -36,19 +36,19 @@ func TestRateLimiterAllocatesNothing(t *testing.T) {
 		{"AllowN", func() { l.AllowN(3) }},
 		{"Allow refused", func() { refusing.Allow() }},
 		{"Tokens", func() { _ = l.Tokens() }},
-		{"Guarded", func() { _, _ = guarded.Execute(ctx, succeed) }},
-		{"Compose", func() { _, _ = composed.Execute(ctx, succeed) }},
+		{"Guarded", func() { _, _ = guarded.Execute(ctx, okFunc) }},
+		{"Compose", func() { _, _ = composed.Execute(ctx, okFunc) }},
 		{"Enter", func() {
 			done, _ := l.Enter(ctx)
 			done(nil)
 		}},
-		{"Guarded observed", func() { _, _ = guardedObserved.Execute(ctx, succeed) }},
+		{"Guarded observed", func() { _, _ = guardedObserved.Execute(ctx, okFunc) }},
 		{"Allow refused observed", func() {
 			refusing.observer = observed.observer
 			refusing.Allow()
 		}},
 		{"keyed Allow", func() { keyed.Allow(nextKey()) }},
-		{"keyed Guarded", func() { _, _ = guardedKeyed.Execute(ctx, succeed) }},
+		{"keyed Guarded", func() { _, _ = guardedKeyed.Execute(ctx, okFunc) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,22 +59,14 @@ func TestRateLimiterAllocatesNothing(t *testing.T) {
 	}
 }
 
-// setClock is a clock that reads what it was set to.
-type setClock struct{ t time.Time }
-
-func (c *setClock) Now() time.Time { return c.t }
-func (c *setClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(parent, d)
-}
-
 func TestKeyedRateLimiterForgottenKeyGetsNothingFromAClockGoingBack(t *testing.T) {
-	clk := &setClock{t: time.Unix(0, 0)}
+	clk := newManualClock()
 	l := NewKeyedRateLimiter[string](1, 1, WithClock(clk))
-	clk.t = clk.t.Add(10 * time.Second)
+	clk.Add(10 * time.Second)
 	if !l.Allow("alice") {
 		t.Fatal("Allow(alice) = false on a full bucket")
 	}
-	clk.t = clk.t.Add(2 * time.Second) // alice's bucket is full again: she is forgotten
+	clk.Add(2 * time.Second) // alice's bucket is full again: she is forgotten
 	now := l.nowNs(&l.common)
 	for i := range l.shards {
 		s := &l.shards[i]
@@ -85,7 +77,7 @@ func TestKeyedRateLimiterForgottenKeyGetsNothingFromAClockGoingBack(t *testing.T
 	if n := l.Len(); n != 0 {
 		t.Fatalf("Len() = %d after the sweep, want 0", n)
 	}
-	clk.t = clk.t.Add(-1500 * time.Millisecond) // back to half a second after her call
+	clk.Add(-1500 * time.Millisecond) // back to half a second after her call
 	if l.Allow("alice") {
 		t.Error("Allow(alice) = true: forgetting her in the future gave her a token she had not earned")
 	}
@@ -132,22 +124,22 @@ func TestKeyedRateLimiterFullTableMakesRoom(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &setClock{t: time.Unix(0, 0)}
+			clk := newManualClock()
 			l := NewKeyedRateLimiter[string](1, 2, WithClock(clk), WithRateLimitMaxKeys(1)) // a sweep every 2s
 			held := keysIn(l, tc.held, 1)[0]
 			newKey := keysIn(l, tc.newPart, 2)[1]
 			if !l.Allow(held) {
 				t.Fatal("Allow(held) = false on a full bucket")
 			}
-			clk.t = clk.t.Add(500 * time.Millisecond)
-			_, err := Guarded[int](l.Guard(func(context.Context) string { return newKey })).Execute(context.Background(), succeed)
+			clk.Add(500 * time.Millisecond)
+			_, err := Guarded[int](l.Guard(func(context.Context) string { return newKey })).Execute(context.Background(), okFunc)
 			if !errors.Is(err, ErrRateLimited) {
 				t.Fatalf("Execute(new key) = %v with the table full of a key refilling, want ErrRateLimited", err)
 			}
 			if hint, _ := RetryAfter(err); hint != 500*time.Millisecond {
 				t.Errorf("RetryAfter(%v) = %v, want 500ms", err, hint)
 			}
-			clk.t = clk.t.Add(500 * time.Millisecond) // the held key's bucket is full
+			clk.Add(500 * time.Millisecond) // the held key's bucket is full
 			if !l.Allow(newKey) {
 				t.Error("Allow(new key) = false when the held key's bucket is full")
 			}
@@ -226,14 +218,14 @@ func TestKeyedRateLimiterTakingNothingNeedsNoRoom(t *testing.T) {
 		samePart bool
 	}{{"in a held key's part", true}, {"in a part of its own", false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &setClock{t: time.Unix(0, 0)}
+			clk := newManualClock()
 			l := NewKeyedRateLimiter[string](1, 1, WithClock(clk), WithRateLimitMaxKeys(2))
 			keys := keysIn(l, 0, 3)
 			held, other := keys[:2], keysIn(l, 1, 1)[0]
 			if !l.Allow(held[0]) {
 				t.Fatal("the first key is refused")
 			}
-			clk.t = clk.t.Add(400 * time.Millisecond)
+			clk.Add(400 * time.Millisecond)
 			if !l.Allow(held[1]) {
 				t.Fatal("the second key is refused")
 			}

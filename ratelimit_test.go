@@ -917,16 +917,6 @@ func (r *modelReservation) delay(now int64) time.Duration {
 	return time.Duration(max(r.act-now, 0))
 }
 
-// tickClock is a clock shared by many goroutines whose time moves one
-// nanosecond at every reading, so a stress test knows, for every call,
-// the span of time the limiter read its clock in.
-type tickClock struct{ ticks atomic.Int64 }
-
-func (c *tickClock) Now() time.Time { return time.Unix(0, c.ticks.Add(1)) }
-func (c *tickClock) WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(parent, d)
-}
-
 // admission is a call a limiter admitted for n tokens, at a time it read
 // between from and to.
 type admission struct{ from, to, n int64 }
@@ -1013,7 +1003,11 @@ func TestRateLimiterNeverMoreThanTheRate(t *testing.T) {
 	}
 	for _, w := range ways {
 		t.Run(w.name, func(t *testing.T) {
-			clk := &tickClock{}
+			// The time moves a nanosecond at each reading, from 0: it is the
+			// number of readings so far, and a call admitted between readings
+			// from and to read its clock in that span.
+			clk := newManualClock()
+			clk.Tick = time.Nanosecond
 			call := w.new(clk)
 			var mu sync.Mutex
 			var got []admission
@@ -1022,10 +1016,10 @@ func TestRateLimiterNeverMoreThanTheRate(t *testing.T) {
 				wg.Go(func() {
 					var mine []admission
 					for i := range calls {
-						from := clk.ticks.Load()
+						from := clk.Reads()
 						n := call(g, i)
 						if n > 0 {
-							mine = append(mine, admission{from, clk.ticks.Load(), n})
+							mine = append(mine, admission{from, clk.Reads(), n})
 						}
 					}
 					mu.Lock()

@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"testing"
 	"time"
-
-	"github.com/benbjohnson/clock"
 )
 
 // failEvery returns a fn whose every k-th call fails, starting with the
@@ -39,27 +37,27 @@ func failEveryWith(k int, err error) Func[int] {
 // an average down, so a path that allocates on half the calls would pass.)
 func TestRetryAllocatesNothing(t *testing.T) {
 	ctx := context.Background()
-	events := &countingObserver{}
-	outcomes := &countingObserver{outcomes: true}
+	events := &counter{}
+	outcomes := &counter{Outcomes: true}
 	tests := []struct {
 		name    string
 		p       Policy[int]
 		fn      Func[int]
 		retries bool // every call is retried once
 	}{
-		{"success", Retry[int](), succeed, false},
-		{"fail then succeed, no throttle", Retry[int](WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
-		{"fail then succeed under the default quota", Retry[int](WithBackoff(Constant(0))), failEvery(2), true},
-		{"fail then succeed under a shared quota", Retry[int](WithBudget(NewRetryQuota(10)), WithBackoff(Constant(0))), failEvery(2), true},
-		{"timed out then succeed under the default quota", Retry[int](WithBackoff(Constant(0))), timeoutEvery(2), true},
-		{"observed fail then succeed under the default quota", Retry[int](WithObserver(events), WithBackoff(Constant(0))), failEvery(2), true},
+		{"success", Retry[int](), okFunc, false},
+		{"fail then okFunc, no throttle", Retry[int](WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
+		{"fail then okFunc under the default quota", Retry[int](WithBackoff(Constant(0))), failEvery(2), true},
+		{"fail then okFunc under a shared quota", Retry[int](WithBudget(NewRetryQuota(10)), WithBackoff(Constant(0))), failEvery(2), true},
+		{"timed out then okFunc under the default quota", Retry[int](WithBackoff(Constant(0))), timeoutEvery(2), true},
+		{"observed fail then okFunc under the default quota", Retry[int](WithObserver(events), WithBackoff(Constant(0))), failEvery(2), true},
 		{"with a budget", Retry[int](WithBudget(NewRetryBudget(1, 0)), WithBackoff(Constant(0))), failEvery(2), true},
 		{"with a shared throttle", Retry[int](WithBudget(NewRetryThrottle(10, 1)), WithBackoff(Constant(0))), failEvery(2), true},
-		{"composed with guards", Compose(Retry[int](), Guarded[int](openGate{}), Guarded[int](NewBulkhead(8))), succeed, false},
-		{"observed success", Retry[int](WithObserver(events)), succeed, false},
-		{"observed fail then succeed", Retry[int](WithObserver(events), WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
-		{"outcomes of a success", Retry[int](WithObserver(outcomes)), succeed, false},
-		{"outcomes of fail then succeed", Retry[int](WithObserver(outcomes), WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
+		{"composed with guards", Compose(Retry[int](), Guarded[int](openGate{}), Guarded[int](NewBulkhead(8))), okFunc, false},
+		{"observed success", Retry[int](WithObserver(events)), okFunc, false},
+		{"observed fail then okFunc", Retry[int](WithObserver(events), WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
+		{"outcomes of a success", Retry[int](WithObserver(outcomes)), okFunc, false},
+		{"outcomes of fail then okFunc", Retry[int](WithObserver(outcomes), WithBackoff(Constant(0)), WithoutBudget()), failEvery(2), true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,12 +73,12 @@ func TestRetryAllocatesNothing(t *testing.T) {
 			}
 		})
 	}
-	if events.n[EventRetry].Load() == 0 || events.n[EventAttemptFailed].Load() == 0 || outcomes.n[EventCallEnded].Load() == 0 {
-		t.Errorf("observers saw retries %d, failed attempts %d, call ends %d; want each", events.n[EventRetry].Load(),
-			events.n[EventAttemptFailed].Load(), outcomes.n[EventCallEnded].Load())
+	if events.Of(EventRetry) == 0 || events.Of(EventAttemptFailed) == 0 || outcomes.Of(EventCallEnded) == 0 {
+		t.Errorf("observers saw retries %d, failed attempts %d, call ends %d; want each", events.Of(EventRetry),
+			events.Of(EventAttemptFailed), outcomes.Of(EventCallEnded))
 	}
-	if events.n[EventCallEnded].Load() != 0 {
-		t.Errorf("an observer that did not ask got %d EventCallEnded", events.n[EventCallEnded].Load())
+	if events.Of(EventCallEnded) != 0 {
+		t.Errorf("an observer that did not ask got %d EventCallEnded", events.Of(EventCallEnded))
 	}
 }
 
@@ -177,21 +175,21 @@ func TestRetryQuietInCompositionReadsNoClock(t *testing.T) {
 		{"with a time limit", []RetryOption{WithMaxElapsed(time.Minute)}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obs := &countingObserver{outcomes: true}
-			outerClk := &countingClock{Mock: clock.NewMock()}
-			innerClk := &countingClock{Mock: clock.NewMock()}
+			obs := &counter{Outcomes: true}
+			outerClk := newManualClock()
+			innerClk := newManualClock()
 			outer := Retry[int](WithObserver(obs), WithClock(outerClk))
 			inner := Retry[int](append([]RetryOption{WithObserver(obs), WithClock(innerClk)}, tc.opts...)...)
-			if _, err := Compose(outer, inner).Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }); err != nil {
+			if _, err := Compose(outer, inner).Execute(context.Background(), okFunc); err != nil {
 				t.Fatal(err)
 			}
-			if got := obs.n[EventCallEnded].Load(); got != 1 {
+			if got := obs.Of(EventCallEnded); got != 1 {
 				t.Errorf("%d EventCallEnded, want 1", got)
 			}
-			if got := outerClk.reads.Load(); got == 0 {
+			if got := outerClk.Reads(); got == 0 {
 				t.Error("the outer Retry, which reports the call, read no clock")
 			}
-			if got := innerClk.reads.Load(); got != tc.innerReads {
+			if got := innerClk.Reads(); got != tc.innerReads {
 				t.Errorf("the inner Retry read its clock %d times, want %d", got, tc.innerReads)
 			}
 		})

@@ -390,14 +390,14 @@ func BenchmarkRetry(b *testing.B) {
 	}{
 		{"success", nil, func() resilience.Func[int] { return okFunc }},
 		{"success-observed", []resilience.RetryOption{resilience.WithObserver(&counter{})}, func() resilience.Func[int] { return okFunc }},
-		{"success-outcomes", []resilience.RetryOption{resilience.WithObserver(&counter{outcomes: true})}, func() resilience.Func[int] { return okFunc }},
+		{"success-outcomes", []resilience.RetryOption{resilience.WithObserver(&counter{Outcomes: true})}, func() resilience.Func[int] { return okFunc }},
 		{"success-with-budget", []resilience.RetryOption{resilience.WithBudget(resilience.NewRetryBudget(0.1, 10))}, func() resilience.Func[int] { return okFunc }},
 		{"success-no-throttle", []resilience.RetryOption{resilience.WithoutBudget()}, func() resilience.Func[int] { return okFunc }},
 		// Two failures in three attempts would empty a throttle: these
 		// measure the retry loop itself.
 		{"fail-fail-succeed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget()}, failTwice},
 		{"fail-fail-succeed-observed", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&counter{})}, failTwice},
-		{"fail-fail-succeed-outcomes", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&counter{outcomes: true})}, failTwice},
+		{"fail-fail-succeed-outcomes", []resilience.RetryOption{zeroWait, resilience.WithoutBudget(), resilience.WithObserver(&counter{Outcomes: true})}, failTwice},
 		{"fail-fail-succeed-budget", []resilience.RetryOption{zeroWait, resilience.WithBudget(resilience.NewRetryBudget(2, 0))}, failTwice},
 	}
 	for _, c := range cases {
@@ -437,16 +437,17 @@ func TestRetryMaxElapsedHugeWait(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clk := &stepClock{now: time.Unix(0, 0)}
+			clk := newManualClock()
+			clk.Waits = resilience.WaitsStep
 			opts := append([]resilience.RetryOption{resilience.WithMaxElapsed(time.Hour), resilience.WithClock(clk)}, tc.opts...)
 			calls := 0
 			_, err := resilience.Retry[int](opts...).Execute(context.Background(), func(context.Context) (int, error) {
 				calls++
-				clk.now = clk.now.Add(time.Millisecond) // some time has passed when the wait is weighed
+				clk.Add(time.Millisecond) // some time has passed when the wait is weighed
 				return 0, tc.err
 			})
 			assert.Equal(t, 1, calls, "no retry: its wait ends past the limit")
-			assert.Empty(t, clk.waits, "no wait begun")
+			assert.Empty(t, clk.Steps(), "no wait begun")
 			assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
 			assert.ErrorIs(t, err, tc.err)
 		})

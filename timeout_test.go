@@ -8,7 +8,6 @@ import (
 	"runtime/pprof"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -260,13 +259,8 @@ func TestTimeoutPanic(t *testing.T) {
 // caller left, goes to the observer and nowhere else.
 func TestTimeoutLatePanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var late atomic.Pointer[resilience.PanicError]
-		p := resilience.Timeout[int](10*time.Millisecond,
-			resilience.WithObserver(resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-				if e.Kind == resilience.EventLatePanic {
-					late.Store(e.Panic)
-				}
-			})))
+		obs := &recorder{only: resilience.EventLatePanic}
+		p := resilience.Timeout[int](10*time.Millisecond, resilience.WithObserver(obs))
 		_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
 			time.Sleep(time.Second)
 			panic("too late")
@@ -274,8 +268,9 @@ func TestTimeoutLatePanic(t *testing.T) {
 		require.ErrorIs(t, err, resilience.ErrTimeout)
 		time.Sleep(time.Second) // fake time: fn panics now
 		synctest.Wait()
-		pe := late.Load()
-		require.NotNil(t, pe, "no EventLatePanic")
+		late := obs.take()
+		require.Len(t, late, 1, "EventLatePanic")
+		pe := late[0].Panic
 		assert.Equal(t, "too late", pe.Value)
 		assert.Contains(t, string(pe.Stack), "TestTimeoutLatePanic")
 	})
@@ -509,27 +504,18 @@ func TestTimeoutEvents(t *testing.T) {
 	}
 }
 
-// expiredClock is a clock on which every deadline has passed already, so
-// that a Timeout times out at once and deterministically.
-type expiredClock struct{}
-
-func (expiredClock) Now() time.Time { return time.Unix(0, 0) }
-func (expiredClock) WithDeadline(parent context.Context, _ time.Time) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(parent, time.Unix(0, 0))
-}
-
 // TestTimeoutEventsAllocateNothing: observing a Timeout adds no
 // allocation, for a timeout event and for per-call outcomes.
 func TestTimeoutEventsAllocateNothing(t *testing.T) {
 	ctx := context.Background()
-	var seen atomic.Int64
-	obs := resilience.ObserverFunc(func(context.Context, resilience.Event) { seen.Add(1) })
-	outcomes := &outcomeObserver{ObserverFunc: obs}
+	events, outcomes := &counter{}, &counter{Outcomes: true}
 	fn := func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() }
+	clk := newManualClock()
+	clk.Waits = resilience.WaitsOver // the Timeout times out at once, deterministically
 	for _, mode := range timeoutModes {
-		for _, o := range []resilience.Observer{obs, outcomes} {
-			bare := resilience.Timeout[int](time.Hour, append([]resilience.TimeoutOption{resilience.WithClock(expiredClock{})}, mode.opts...)...)
-			watched := resilience.Timeout[int](time.Hour, append([]resilience.TimeoutOption{resilience.WithClock(expiredClock{}), resilience.WithObserver(o)}, mode.opts...)...)
+		for _, o := range []*counter{events, outcomes} {
+			bare := resilience.Timeout[int](time.Hour, append([]resilience.TimeoutOption{resilience.WithClock(clk)}, mode.opts...)...)
+			watched := resilience.Timeout[int](time.Hour, append([]resilience.TimeoutOption{resilience.WithClock(clk), resilience.WithObserver(o)}, mode.opts...)...)
 			run := func(p resilience.Policy[int]) float64 {
 				return testing.AllocsPerRun(200, func() {
 					if _, err := p.Execute(ctx, fn); !errors.Is(err, resilience.ErrTimeout) {
@@ -537,23 +523,19 @@ func TestTimeoutEventsAllocateNothing(t *testing.T) {
 					}
 				})
 			}
-			base := seen.Load()
+			base := o.Total()
 			a, b := run(bare), run(watched)
 			if raceEnabled {
 				// Under the race detector sync.Pool drops items at random, so
 				// either run may miss its pool once in a while.
-				assert.InDelta(t, a, b, 1, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+				assert.InDelta(t, a, b, 1, "%s, outcomes %v: observed call allocates %v, unobserved %v", mode.name, o.Outcomes, b, a)
 			} else {
-				assert.Equal(t, a, b, "%s, %T: observed call allocates %v, unobserved %v", mode.name, o, b, a)
+				assert.Equal(t, a, b, "%s, outcomes %v: observed call allocates %v, unobserved %v", mode.name, o.Outcomes, b, a)
 			}
-			assert.Greater(t, seen.Load(), base, "no event seen")
+			assert.Greater(t, o.Total(), base, "no event seen")
 		}
 	}
 }
-
-type outcomeObserver struct{ resilience.ObserverFunc }
-
-func (*outcomeObserver) ObserveOutcomes() bool { return true }
 
 // TestNilFn: every policy's Execute refuses a nil fn with the panic Do
 // gives, naming the policy.
@@ -586,12 +568,7 @@ func TestNilFn(t *testing.T) {
 // end the program.
 func TestDiscardHookPanicsWithoutACaller(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var late atomic.Pointer[resilience.PanicError]
-		obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
-			if e.Kind == resilience.EventLatePanic {
-				late.Store(e.Panic)
-			}
-		})
+		obs := &recorder{only: resilience.EventLatePanic}
 		p := resilience.Timeout[int](time.Second, resilience.WithObserver(obs),
 			resilience.WithDiscard(func(int) { panic("hook broke") }))
 		_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
@@ -601,8 +578,9 @@ func TestDiscardHookPanicsWithoutACaller(t *testing.T) {
 		require.ErrorIs(t, err, resilience.ErrTimeout)
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		require.NotNil(t, late.Load())
-		assert.Equal(t, "hook broke", late.Load().Value)
+		late := obs.take()
+		require.Len(t, late, 1, "EventLatePanic")
+		assert.Equal(t, "hook broke", late[0].Panic.Value)
 	})
 }
 
@@ -710,7 +688,7 @@ func TestPoliciesCrossBubbles(t *testing.T) {
 		{"Compose", resilience.Compose(resilience.Hedge[int](resilience.WithHedgeDelay(50*time.Microsecond)),
 			resilience.Timeout[int](time.Second), resilience.Retry[int]())},
 	}
-	quick := func(context.Context) (int, error) { return 1, nil }
+	quick := okFunc
 	// slow outlasts a hedge's delay and the short Timeout, so that timers
 	// fire and hedges start.
 	slow := func(ctx context.Context) (int, error) {
@@ -785,7 +763,7 @@ func TestTimeoutCauseSettles(t *testing.T) {
 			wantErr   error
 			wantCause error
 		}{
-			{"answered", func(context.Context) (int, error) { return 1, nil }, context.Canceled, context.Canceled},
+			{"answered", okFunc, context.Canceled, context.Canceled},
 			{"timed out", func(ctx context.Context) (int, error) { <-ctx.Done(); return 0, ctx.Err() },
 				context.DeadlineExceeded, resilience.ErrTimeout},
 		} {
@@ -824,7 +802,7 @@ func TestTimeoutLeavesNoGoroutine(t *testing.T) {
 	for range 16 {
 		wg.Go(func() {
 			for range 50 {
-				if _, err := p.Execute(context.Background(), func(context.Context) (int, error) { return 1, nil }); err != nil {
+				if _, err := p.Execute(context.Background(), okFunc); err != nil {
 					t.Error(err)
 				}
 			}
@@ -879,7 +857,8 @@ func labelledWait(release chan struct{}) { <-release }
 // caller waits for the context's end.
 func TestTimeoutErrorAtTheDeadline(t *testing.T) {
 	errDeadline := errors.New("the client's own deadline error")
-	clk := newManualClock() // its time moves, its timers never fire
+	clk := newManualClock()
+	clk.Waits = resilience.WaitsNeverEnd // its time moves, its timers never fire
 	p := resilience.Timeout[int](time.Second, resilience.WithClock(clk), resilience.WithTimeoutCooperative())
 	_, err := p.Execute(context.Background(), func(ctx context.Context) (int, error) {
 		clk.Add(time.Second)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,24 +18,6 @@ import (
 	"github.com/faf87a20/resilience"
 	"github.com/faf87a20/resilience/resiliencehttp"
 )
-
-// events records the events an observer is told.
-type events struct {
-	mu sync.Mutex
-	es []resilience.Event
-}
-
-func (r *events) Observe(_ context.Context, e resilience.Event) {
-	r.mu.Lock()
-	r.es = append(r.es, e)
-	r.mu.Unlock()
-}
-
-func (r *events) all() []resilience.Event {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]resilience.Event(nil), r.es...)
-}
 
 // body is what ok answers.
 const okBody = "hello, world: a body of 29 b."
@@ -114,7 +95,7 @@ func TestChaosInjects(t *testing.T) {
 	for _, tc := range tests {
 		t.Run("client/"+tc.name, func(t *testing.T) {
 			srv := newServer(t, ok)
-			rec := &events{}
+			rec := &recorder{}
 			rt := resiliencehttp.NewChaosTransport(base(t), tc.chaos, resilience.WithChaosEvery(2),
 				resilience.WithObserver(rec), resilience.WithName("client-chaos"))
 			for i := range 4 {
@@ -140,7 +121,7 @@ func TestChaosInjects(t *testing.T) {
 			}
 		})
 		t.Run("server/"+tc.name, func(t *testing.T) {
-			rec := &events{}
+			rec := &recorder{}
 			var served int
 			srv := newServer(t, resiliencehttp.ChaosHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				served++
@@ -208,7 +189,7 @@ func TestChaosLatency(t *testing.T) {
 			}
 			t.Run(name, func(t *testing.T) {
 				clk := newWaitClock()
-				rec := &events{}
+				rec := &recorder{}
 				opts := []resilience.ChaosOption{resilience.WithClock(clk), resilience.WithObserver(rec)}
 				served := make(chan struct{}, 1)
 				app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -277,7 +258,7 @@ func TestChaosHealedByTransport(t *testing.T) {
 	for _, f := range faults {
 		t.Run("client/"+f.name, func(t *testing.T) {
 			srv := newServer(t, ok)
-			rec := &events{}
+			rec := &recorder{}
 			rt := resiliencehttp.NewTransport(
 				resiliencehttp.NewChaosTransport(base(t), f.chaos, resilience.WithChaosEvery(2), resilience.WithObserver(rec)),
 				noWait)
@@ -291,7 +272,7 @@ func TestChaosHealedByTransport(t *testing.T) {
 			assert.Len(t, rec.all(), 9, "faults injected")
 		})
 		t.Run("server/"+f.name, func(t *testing.T) {
-			rec := &events{}
+			rec := &recorder{}
 			srv := newServer(t, resiliencehttp.ChaosHandler(http.HandlerFunc(ok), f.chaos,
 				resilience.WithChaosEvery(2), resilience.WithObserver(rec)).ServeHTTP)
 			rt := resiliencehttp.NewTransport(noKeepAlive(t), noWait)

@@ -117,6 +117,26 @@ func (c *waitClock) WithDeadline(parent context.Context, d time.Time) (context.C
 	return ctx, cancel
 }
 
+// recorder is the tests' observer: it keeps every event it is told of, in
+// order. It is safe for concurrent use.
+type recorder struct {
+	mu     sync.Mutex
+	events []resilience.Event
+}
+
+func (r *recorder) Observe(_ context.Context, e resilience.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
+
+// all returns the events so far.
+func (r *recorder) all() []resilience.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]resilience.Event(nil), r.events...)
+}
+
 // ctxRecorder is a base transport that records the context of each
 // request it sends.
 type ctxRecorder struct {
