@@ -726,19 +726,37 @@ func runLoadAll(t *testing.T, cfg loadConfig) ([]loadResult, time.Duration) {
 	return rs, unloaded
 }
 
-// priorityFigures runs the limiter at twice the capacity, a share crit of
-// the calls critical, the rest sheddable, and returns, over the last
-// minute of a minute and a half, the share of the critical calls refused
-// or answered after their deadline (a critical call may wait for a slot:
-// one that waited too long is no better than one refused), of those
-// answered late, and of the sheddable calls refused.
+// priorityRun is how long a priority run lasts: 20 s at half the capacity,
+// then twice the capacity. Its figures are taken from 30 s to the end. At
+// exactly the capacity the share refused is mostly the luck of the sample:
+// over one minute the critical calls of one seed bring 0.9% more work
+// than the capacity serves, so that no admission could answer all but 1%
+// in time; over four and a half no seed's exceeds it by more than 0.27%,
+// and the figure measures the limiter.
+const priorityRun = 5 * time.Minute
+
+// priorityFigures runs the limiter for priorityRun, a share crit of the
+// calls critical, the rest sheddable, and returns the shares of
+// priorityShares from 30 s to the end.
 func priorityFigures(t *testing.T, seed uint64, crit float64) (critFailed, critLate, lowRefused float64) {
+	return priorityShares(priorityLoad(t, seed, crit).buckets[30:])
+}
+
+// priorityLoad is the run of priorityFigures.
+func priorityLoad(t *testing.T, seed uint64, crit float64) loadResult {
 	cfg := defaultLoad(seed)
 	cfg.critical = crit
-	cfg.phases = []loadPhase{{name: "0.5×", d: 20 * time.Second, load: 0.5}, {name: "2×", d: 70 * time.Second, load: 2}}
-	r := runLoad(t, cfg, oursContender)
+	cfg.phases = []loadPhase{{name: "0.5×", d: 20 * time.Second, load: 0.5}, {name: "2×", d: priorityRun - 20*time.Second, load: 2}}
+	return runLoad(t, cfg, oursContender)
+}
+
+// priorityShares returns, over the seconds bs, the share of the critical
+// calls refused or answered after their deadline (a critical call may
+// wait for a slot: one that waited too long is no better than one
+// refused), of those answered late, and of the sheddable calls refused.
+func priorityShares(bs []loadBucket) (critFailed, critLate, lowRefused float64) {
 	var oc, rc, lc, rl, off int
-	for _, b := range r.buckets[30:] {
+	for _, b := range bs {
 		oc += b.offeredCrit
 		rc += b.refusedCrit
 		lc += b.lateCrit
@@ -752,7 +770,7 @@ func priorityFigures(t *testing.T, seed uint64, crit float64) (critFailed, critL
 // calls: the critical calls alone (the sheddable all refused) in front of
 // the server's workers, each refused only if it would wait longer than
 // wait for a worker, known exactly. It returns the share of the critical
-// calls refused over the same minute.
+// calls refused over the same time.
 func priorityBound(seed uint64, crit float64, wait time.Duration) float64 {
 	cfg := defaultLoad(seed)
 	cfg.critical = crit
@@ -760,7 +778,7 @@ func priorityBound(seed uint64, crit float64, wait time.Duration) float64 {
 	free := make([]time.Duration, cfg.workers) // when each worker is free, a min-heap
 	var now time.Duration
 	var offered, refused int
-	for n := uint64(1); now < 90*time.Second; n++ {
+	for n := uint64(1); now < priorityRun; n++ {
 		load := 0.5
 		if now >= 20*time.Second {
 			load = 2
@@ -908,7 +926,7 @@ func writeLoadTable(w io.Writer, cfg loadConfig, rs []loadResult, unloaded time.
 // ranges.
 func writeSeedRanges(t *testing.T, w io.Writer) {
 	type seedFigures struct {
-		good, p99x, settle, drift, crit50, late50, bound50, crit45, low50, thLoad, thRec, thLoadDef float64
+		good, p99x, settle, drift, crit50, crit50min, late50, bound50, crit45, low50, thLoad, thRec, thLoadDef float64
 	}
 	all := make([]seedFigures, 20)
 	parallel(runtime.GOMAXPROCS(0), len(all), func(i int) {
@@ -927,7 +945,9 @@ func writeSeedRanges(t *testing.T, w io.Writer) {
 		}
 		a, b := driftFigures(t, seed)
 		s.drift = (b - a) / a
-		s.crit50, s.late50, s.low50 = priorityFigures(t, seed, 0.5)
+		r50 := priorityLoad(t, seed, 0.5)
+		s.crit50, s.late50, s.low50 = priorityShares(r50.buckets[30:])
+		s.crit50min, _, _ = priorityShares(r50.buckets[30:90])
 		s.bound50 = priorityBound(seed, 0.5, 58*time.Millisecond)
 		s.crit45, _, _ = priorityFigures(t, seed, 0.45)
 		tc := tunedThrottle(seed)
@@ -951,10 +971,11 @@ func writeSeedRanges(t *testing.T, w io.Writer) {
 	fmt.Fprintf(w, "| p99 of admitted calls, overloaded, settled | ≤ 2× unloaded | %s |\n", rng(func(s seedFigures) float64 { return s.p99x }, "%.2f×", 1))
 	fmt.Fprintf(w, "| settled after each change | ≤ 10 s | %s |\n", rng(func(s seedFigures) float64 { return s.settle }, "%.0f s", 1))
 	fmt.Fprintf(w, "| limit after 10 min of 1.5× over after 1 min | within ±10%% | %s |\n", rng(func(s seedFigures) float64 { return s.drift }, "%+.1f%%", 100))
-	fmt.Fprintf(w, "| critical refused or late, 2×, 45%% critical (0.9× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit45 }, "%.2f%%", 100))
-	fmt.Fprintf(w, "| critical refused or late, 2×, 50%% critical (1.0× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit50 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| critical refused or late, 2× for 4.5 min, 45%% critical (0.9× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit45 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| critical refused or late, 2× for 4.5 min, 50%% critical (1.0× capacity) | < 1%% | %s |\n", rng(func(s seedFigures) float64 { return s.crit50 }, "%.2f%%", 100))
 	fmt.Fprintf(w, "| of which late (waited, then answered after the deadline) | – | %s |\n", rng(func(s seedFigures) float64 { return s.late50 }, "%.2f%%", 100))
 	fmt.Fprintf(w, "| the same calls, a FIFO queue knowing each wait, none over 58 ms | – | %s |\n", rng(func(s seedFigures) float64 { return s.bound50 }, "%.2f%%", 100))
+	fmt.Fprintf(w, "| critical refused or late, 50%%, its first minute alone | – | %s |\n", rng(func(s seedFigures) float64 { return s.crit50min }, "%.2f%%", 100))
 	fmt.Fprintf(w, "| sheddable refused, same run | the shed load | %s |\n", rng(func(s seedFigures) float64 { return s.low50 }, "%.1f%%", 100))
 	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms, at most 80%%): load in a brownout over accepted | ≤ 1.2× | %s |\n", rng(func(s seedFigures) float64 { return s.thLoad }, "%.3f×", 1))
 	fmt.Fprintf(w, "| throttle (K 1.15, 500 ms, at most 80%%): back to 95%% sent after it | ≤ 5 s | %s |\n", rng(func(s seedFigures) float64 { return s.thRec }, "%.1f s", 1))

@@ -122,15 +122,11 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 //     with 90% of the goodput it could have and that p99;
 //   - under a steady 1.5× overload, the limit after ten minutes within 10%
 //     of the limit after one;
-//   - at 2× overload with 45% of the calls critical (0.9 of the capacity),
-//     under 1% of the critical calls refused or answered after their
-//     deadline (a critical call may wait for a slot). With half of them
-//     critical (the whole capacity) 0.25–1.47% are, and the check is under
-//     1.5%: Poisson arrivals at exactly the capacity outrun it for seconds
-//     at a time, and a FIFO queue that knew every call's wait exactly and
-//     let none wait over the 58 ms the limiter allows would still refuse
-//     0.13–1.20% (priorityBound). The load shed must be the sheddable
-//     calls';
+//   - at 2× overload with 45% or half of the calls critical (0.9 of the
+//     capacity, or the whole of it), over four and a half minutes, under
+//     1% of the critical calls refused or answered after their deadline
+//     (a critical call may wait for a slot); the load shed must be the
+//     sheddable calls' (priorityRun says why the run is that long);
 //   - five clients, each with a throttle (K 1.15, a window of 500 ms, at
 //     most 80% refused), against a service that accepts half of their load
 //     for 30 s: at most 1.2 times what it accepts sent to it, and every
@@ -167,8 +163,8 @@ func TestAdaptiveTargets(t *testing.T) {
 				t.Errorf("2×, 45%% critical: %.2f%% of the critical calls refused or late, want under 1%%", 100*crit45)
 			}
 			crit50, _, low50 := priorityFigures(t, seed, 0.5)
-			if crit50 >= 0.015 || low50 < 0.95 {
-				t.Errorf("2×, 50%% critical: %.2f%% of the critical calls refused or late, %.1f%% of the sheddable refused; want under 1.5%% and at least 95%%", 100*crit50, 100*low50)
+			if crit50 >= 0.01 || low50 < 0.95 {
+				t.Errorf("2×, 50%% critical: %.2f%% of the critical calls refused or late, %.1f%% of the sheddable refused; want under 1%% and at least 95%%", 100*crit50, 100*low50)
 			}
 			tc := tunedThrottle(seed)
 			load, recovery := throttleFigures(tc, runThrottle(tc), time.Second)
