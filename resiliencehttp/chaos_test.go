@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -362,9 +364,10 @@ func TestChaosTruncateHealedByRetry(t *testing.T) {
 	}
 }
 
-// TestChaosServerTruncateKeepsALargerLength: a handler that declares its
-// length keeps it when it is larger than what is sent, and a handler that
-// writes nothing still gets a body cut short.
+// TestChaosServerTruncate: a handler that declares its length keeps it
+// when it is larger than what is sent, a handler that writes nothing still
+// gets a body cut short, and a length that cannot grow past the cut is
+// declared as the largest there is.
 func TestChaosServerTruncate(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -393,6 +396,9 @@ func TestChaosServerTruncate(t *testing.T) {
 			w.(http.Flusher).Flush()
 			_, _ = io.WriteString(w, okBody)
 		}, 0, 1, ""},
+		{"a length that cannot grow", func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, okBody)
+		}, math.MaxInt64, math.MaxInt64, okBody},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -510,6 +516,21 @@ func TestChaosRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.PanicsWithValue(t, tc.want, tc.f)
+		})
+	}
+}
+
+// TestChaosStatusEdges: ChaosStatus takes every status from 200 to 599,
+// the edges too, and the client transport answers with it.
+func TestChaosStatusEdges(t *testing.T) {
+	for _, code := range []int{200, 599} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			fake := &fakeTransport{resp: &http.Response{StatusCode: 204, Body: http.NoBody}}
+			rt := resiliencehttp.NewChaosTransport(fake, resiliencehttp.ChaosStatus(code, "edge"))
+			resp, err := rt.RoundTrip(httptest.NewRequest(http.MethodGet, "http://example.com/", nil))
+			require.NoError(t, err)
+			assert.Equal(t, code, resp.StatusCode)
+			assert.Equal(t, "edge", readAll(t, resp))
 		})
 	}
 }

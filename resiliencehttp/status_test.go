@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,83 @@ func TestStatusHandlerShowsEveryKind(t *testing.T) {
 		assert.Contains(t, body, want)
 	}
 	assert.NotContains(t, body, "<form", "read-only by default")
+}
+
+// TestStatusHandlerRefresh: the page fetches new snapshots every second by
+// default, or as often as WithStatusRefresh says, from 100ms up; without
+// scripts it reloads itself at that pace, every 5 s at the most often.
+func TestStatusHandlerRefresh(t *testing.T) {
+	tests := []struct {
+		name          string
+		opts          []resiliencehttp.StatusOption
+		millis, every string
+	}{
+		{"default", nil, "1000", "5"},
+		{"the least", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(100 * time.Millisecond)}, "100", "5"},
+		{"ten seconds", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(10 * time.Second)}, "10000", "10"},
+	}
+	reg := resilience.NewRegistry()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, body := fetchPage(t, "GET", statusServer(t, reg, tc.opts...), nil)
+			assert.Contains(t, body, `data-refresh="`+tc.millis+`"`)
+			assert.Contains(t, body, `<noscript><meta http-equiv="refresh" content="`+tc.every+`"></noscript>`)
+		})
+	}
+}
+
+// TestStatusHandlerDetails: each row's details say its guard's counts in
+// words, only those that apply, and the summary counts the rows of each
+// health.
+func TestStatusHandlerDetails(t *testing.T) {
+	ctx := context.Background()
+	mock := clock.NewMock()
+	rated := resilience.NewBreaker(resilience.WithBreakerFailureRate(0.9, 10, 20))
+	for _, err := range []error{nil, nil, errors.New("down")} {
+		done, enterErr := rated.Enter(ctx)
+		require.NoError(t, enterErr)
+		done(err)
+	}
+	opening := func(coolDown time.Duration) *resilience.Breaker {
+		b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerCoolDown(coolDown))
+		b.Trip()
+		return b
+	}
+	probing := opening(time.Second)
+	mock.Add(time.Second)
+	probeDone, err := probing.Enter(ctx)
+	require.NoError(t, err)
+	defer probeDone(nil)
+	refused := resilience.NewKeyedRateLimiter[string](1, 1, resilience.WithClock(mock))
+	refused.Allow("k")
+	refused.Allow("k")
+	guards := []struct {
+		name  string
+		guard any
+		want  string
+	}{
+		{"a-closed", resilience.NewBreaker(), "0 consecutive failures, 0 trips"},
+		{"b-rated", rated, "failure rate 33.33% (1 of 3), 1 consecutive failure, 0 trips"},
+		{"c-open", opening(1500 * time.Millisecond), "0 consecutive failures, half-open in 2s, 1 trip"},
+		{"d-open-soon", opening(250 * time.Millisecond), "0 consecutive failures, half-open in 250ms, 1 trip"},
+		{"e-probing", probing, "0 consecutive failures, 1 probe in flight, 1 trip"},
+		{"f-keyed", resilience.NewKeyedRateLimiter[string](1, 1), "0 of 1048576 keys, each 1 tokens a second, burst 1"},
+		{"g-keyed-refused", refused, "1 of 1048576 keys, each 1 tokens a second, burst 1; most refused: k (1)"},
+		{"h-unlimited", resilience.NewRateLimiter(1e15, 1), "1 of 1 tokens, unlimited a second"},
+	}
+	reg := resilience.NewRegistry()
+	for _, g := range guards {
+		require.NoError(t, reg.Register(g.name, g.guard))
+	}
+	_, body := fetchPage(t, "GET", statusServer(t, reg), nil)
+	for _, g := range guards {
+		row := regexp.MustCompile(`data-name="` + g.name + `">\n<td class="name">[^<]*</td>\n<td>[^<]*</td>\n<td><span [^>]*>[^<]*</span></td>\n<td>([^<]*)</td>`)
+		m := row.FindStringSubmatch(body)
+		if assert.NotNil(t, m, "row of %s", g.name) {
+			assert.Equal(t, g.want, m[1], "details of %s", g.name)
+		}
+	}
+	assert.Contains(t, body, "8 registered: 4 ok, 2 warning, 2 critical.")
 }
 
 func TestStatusHandlerJSON(t *testing.T) {
