@@ -127,30 +127,31 @@ func TestWithPriorityMetadataRefused(t *testing.T) {
 }
 
 // TestPriorityPropagates: a client with WithPriorityMetadata sends the
-// priority of each call's context, unless it is normal or the call's
-// metadata has the entry already, and a server with the same option gives
-// it to the call, for unary calls and streams.
+// priority of each call's context, once, beside the call's other metadata,
+// unless it is normal or the call's metadata has the entry already, and a
+// server with the same option gives it to the call, for unary calls and
+// streams.
 func TestPriorityPropagates(t *testing.T) {
 	tests := []struct {
 		name  string
 		ctx   context.Context
 		entry string // the call's own outgoing entry, if not ""
+		other bool   // the call has outgoing metadata of its own
 		want  resilience.Priority
-		sent  bool // the entry reaches the server
+		sent  bool // the entry reaches the server, once
 	}{
-		{"no priority", context.Background(), "", resilience.PriorityNormal, false},
-		{"normal", resilience.WithPriority(context.Background(), resilience.PriorityNormal), "", resilience.PriorityNormal, false},
-		{"low", resilience.WithPriority(context.Background(), resilience.PriorityLow), "", resilience.PriorityLow, true},
-		{"critical", resilience.WithPriority(context.Background(), resilience.PriorityCritical), "", resilience.PriorityCritical, true},
-		{"the call's own entry wins", resilience.WithPriority(context.Background(), resilience.PriorityLow), "high", resilience.PriorityHigh, true},
+		{"no priority", context.Background(), "", false, resilience.PriorityNormal, false},
+		{"normal", resilience.WithPriority(context.Background(), resilience.PriorityNormal), "", false, resilience.PriorityNormal, false},
+		{"low", resilience.WithPriority(context.Background(), resilience.PriorityLow), "", false, resilience.PriorityLow, true},
+		{"critical", resilience.WithPriority(context.Background(), resilience.PriorityCritical), "", false, resilience.PriorityCritical, true},
+		{"beside other metadata", resilience.WithPriority(context.Background(), resilience.PriorityLow), "", true, resilience.PriorityLow, true},
+		{"the call's own entry wins", resilience.WithPriority(context.Background(), resilience.PriorityLow), "high", false, resilience.PriorityHigh, true},
 	}
 	srv := &priorities{}
 	g := &priorityGuard{}
 	prio := resiliencegrpc.WithPriorityMetadata("X-Priority")
-	sent := make(chan bool, 1)
-	peek := func(ctx context.Context) {
-		sent <- len(metadata.ValueFromIncomingContext(ctx, "x-priority")) > 0
-	}
+	sent := make(chan int, 1)
+	peek := func(ctx context.Context) { sent <- len(metadata.ValueFromIncomingContext(ctx, "x-priority")) }
 	cc := serve(t, srv, []grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			peek(ctx)
@@ -169,9 +170,16 @@ func TestPriorityPropagates(t *testing.T) {
 			if tc.entry != "" {
 				ctx = metadata.AppendToOutgoingContext(ctx, "x-priority", tc.entry)
 			}
+			if tc.other {
+				ctx = metadata.AppendToOutgoingContext(ctx, "x-other", "1")
+			}
+			entries := 0
+			if tc.sent {
+				entries = 1
+			}
 			_, err := client.Check(ctx, checkReq)
 			require.NoError(t, err)
-			assert.Equal(t, tc.sent, <-sent, "unary: the entry sent")
+			assert.Equal(t, entries, <-sent, "unary: the entries sent")
 			assert.Equal(t, tc.want, g.last(), "unary: the guard's")
 			assert.Equal(t, tc.want, srv.last(), "unary: the handler's")
 
@@ -179,7 +187,7 @@ func TestPriorityPropagates(t *testing.T) {
 			require.NoError(t, err)
 			_, err = stream.Recv()
 			require.Error(t, err) // io.EOF: the handler returned
-			assert.Equal(t, tc.sent, <-sent, "stream: the entry sent")
+			assert.Equal(t, entries, <-sent, "stream: the entries sent")
 			assert.Equal(t, tc.want, g.last(), "stream: the guard's")
 			assert.Equal(t, tc.want, srv.last(), "stream: the handler's")
 		})
