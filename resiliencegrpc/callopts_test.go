@@ -33,6 +33,12 @@ func TestCallAttempts(t *testing.T) {
 			dialOpts: []grpc.DialOption{grpc.WithDefaultCallOptions(resiliencegrpc.CallAttempts(2))},
 			callOpts: []grpc.CallOption{resiliencegrpc.CallAttempts(4)}, wantCalls: 4},
 		{name: "one attempt: no retry", callOpts: []grpc.CallOption{resiliencegrpc.CallAttempts(1)}, wantCalls: 1},
+		{name: "the interceptor's least", opts: []resiliencegrpc.ClientOption{resiliencegrpc.WithAttempts(1)}, wantCalls: 1},
+		// The retry quota would stop a call of ten attempts after nine.
+		{name: "the interceptor's most", opts: []resiliencegrpc.ClientOption{resiliencegrpc.WithAttempts(10),
+			resiliencegrpc.WithRetryOptions(resilience.WithoutBudget())}, wantCalls: 10},
+		{name: "the most for a call", opts: []resiliencegrpc.ClientOption{resiliencegrpc.WithRetryOptions(resilience.WithoutBudget())},
+			callOpts: []grpc.CallOption{resiliencegrpc.CallAttempts(10)}, wantCalls: 10},
 		{name: "more than the interceptor's",
 			opts:     []resiliencegrpc.ClientOption{resiliencegrpc.WithAttempts(2)},
 			callOpts: []grpc.CallOption{resiliencegrpc.CallAttempts(5)}, wantCalls: 5},

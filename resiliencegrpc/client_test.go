@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -245,6 +246,8 @@ func TestClientOptionsRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) { assert.PanicsWithValue(t, tc.want, tc.f) })
 	}
+	// The ends of the ranges are taken (the attempts' in TestCallAttempts).
+	assert.NotPanics(t, func() { resiliencegrpc.WithStreamBuffer(0) }, "a stream buffer of 0")
 }
 
 var (
@@ -296,12 +299,14 @@ func (c lateDeadline) Deadline() (time.Time, bool) { return c.d, true }
 // ("stream terminated by RST_STREAM with error code: CANCEL"), which made
 // TestUnaryAttemptTimeout fail now and then under load. A DEADLINE_EXCEEDED
 // before the attempt's deadline, or past the call's own, is not retried.
+// Any error past the attempt's deadline is its timeout, as for a Timeout.
 func TestUnaryAttemptTimeoutBeforeItsContext(t *testing.T) {
 	reset := status.Error(codes.DeadlineExceeded, "stream terminated by RST_STREAM with error code: CANCEL")
 	tests := []struct {
 		name      string
 		late      time.Duration // how far past the start the first attempt fails
 		deadline  time.Duration // of the call; 0: none
+		err       error         // of the first attempt; nil: reset
 		wantCalls int
 		wantCode  codes.Code
 	}{
@@ -310,6 +315,8 @@ func TestUnaryAttemptTimeoutBeforeItsContext(t *testing.T) {
 		{name: "before it: the server's own", late: 49 * time.Millisecond, wantCalls: 1, wantCode: codes.DeadlineExceeded},
 		{name: "the call's deadline, before the attempt's", late: 40 * time.Millisecond, deadline: 40 * time.Millisecond,
 			wantCalls: 1, wantCode: codes.DeadlineExceeded},
+		{name: "another error past it: timed out too", late: 80 * time.Millisecond, err: status.Error(codes.InvalidArgument, "bad"),
+			wantCalls: 2, wantCode: codes.OK},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -324,6 +331,9 @@ func TestUnaryAttemptTimeoutBeforeItsContext(t *testing.T) {
 				calls++
 				if calls == 1 {
 					clk.advance(tc.late)
+					if tc.err != nil {
+						return tc.err
+					}
 					return reset
 				}
 				return nil
@@ -339,6 +349,74 @@ func TestUnaryAttemptTimeoutBeforeItsContext(t *testing.T) {
 			err = interceptor(ctx, "/svc/Method", nil, nil, cc, invoker)
 			assert.Equal(t, tc.wantCode, status.Code(err), "%v", err)
 			assert.Equal(t, tc.wantCalls, calls)
+		})
+	}
+}
+
+// TestUnaryClientPanicFreesGuard: an invoker that panics or calls
+// runtime.Goexit frees the guard's slot; the panic goes on up as it was,
+// and Goexit goes on ending the caller's goroutine, no panic made of it.
+func TestUnaryClientPanicFreesGuard(t *testing.T) {
+	tests := []struct {
+		name    string
+		invoker grpc.UnaryInvoker
+		want    any // recovered in the caller's goroutine
+	}{
+		{"panic", func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+			panic("invoker broke")
+		}, "invoker broke"},
+		{"Goexit", func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+			runtime.Goexit()
+			return nil
+		}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bh := resilience.NewBulkhead(1)
+			interceptor := resiliencegrpc.UnaryClientInterceptor(
+				resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(string) resilience.Guard { return bh }))
+			cc, err := grpc.NewClient("passthrough:///unused", grpc.WithTransportCredentials(insecure.NewCredentials()))
+			require.NoError(t, err)
+			defer cc.Close()
+			recovered := make(chan any, 1)
+			go func() {
+				defer func() { recovered <- recover() }()
+				_ = interceptor(context.Background(), "/svc/Method", nil, nil, cc, tc.invoker)
+				t.Error("the interceptor returned")
+			}()
+			assert.Equal(t, tc.want, <-recovered)
+			assert.Equal(t, 0, bh.InUse(), "the slot is free again")
+		})
+	}
+}
+
+// TestUnaryAttemptTimeoutSeenByGuards: an attempt's DEADLINE_EXCEEDED past
+// its own deadline, before its context knows, reaches the attempt's guards
+// as its timeout (resilience.ErrTimeout), as a timeout that ended the
+// context does; one before that deadline is the server's error.
+func TestUnaryAttemptTimeoutSeenByGuards(t *testing.T) {
+	reset := status.Error(codes.DeadlineExceeded, "stream terminated by RST_STREAM with error code: CANCEL")
+	for _, tc := range []struct {
+		late      time.Duration
+		wantState resilience.BreakerState
+	}{{80 * time.Millisecond, resilience.BreakerOpen}, {20 * time.Millisecond, resilience.BreakerClosed}} {
+		t.Run(tc.late.String(), func(t *testing.T) {
+			clk := &lateClock{now: time.Now()}
+			b := resilience.NewBreaker(resilience.WithBreakerThreshold(1),
+				resilience.WithBreakerFailureIf(func(err error) bool { return errors.Is(err, resilience.ErrTimeout) }))
+			interceptor := resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClock(clk), resiliencegrpc.WithAttempts(1),
+				resiliencegrpc.WithAttemptTimeout(50*time.Millisecond),
+				resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(string) resilience.Guard { return b }))
+			cc, err := grpc.NewClient("passthrough:///unused", grpc.WithTransportCredentials(insecure.NewCredentials()))
+			require.NoError(t, err)
+			defer cc.Close()
+			err = interceptor(context.Background(), "/svc/Method", nil, nil, cc,
+				func(context.Context, string, any, any, *grpc.ClientConn, ...grpc.CallOption) error {
+					clk.advance(tc.late)
+					return reset
+				})
+			assert.Equal(t, codes.DeadlineExceeded, status.Code(err))
+			assert.Equal(t, tc.wantState, b.State())
 		})
 	}
 }
