@@ -208,3 +208,20 @@ func TestServerStreamGuard(t *testing.T) {
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err))
 	assert.NotEmpty(t, stream.Trailer().Get(resiliencegrpc.PushbackKey))
 }
+
+// TestServerCallerGoneWhileWaiting: a call whose caller went away while it
+// waited for a guard ends with the caller's status (CANCELLED), not the
+// refusal's, and the handler never runs.
+func TestServerCallerGoneWhileWaiting(t *testing.T) {
+	bh := resilience.NewBulkhead(1, resilience.WithBulkheadWait(time.Hour))
+	require.True(t, bh.TryAcquire())
+	defer bh.Release()
+	interceptor := resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(bh))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := interceptor(ctx, nil, &grpc.UnaryServerInfo{FullMethod: "/svc/Method"}, func(context.Context, any) (any, error) {
+		t.Error("the handler ran")
+		return nil, nil
+	})
+	assert.Equal(t, codes.Canceled, status.Code(err), "%v", err)
+}
