@@ -324,27 +324,38 @@ type countedError struct{ n *int }
 
 func (e countedError) Error() string { *e.n++; return "counted" }
 
-// TestRegistryEventInWordsOnce: a record's error is put in words once, for
-// every snapshot until a like event changes the record, and again then.
+// TestRegistryEventInWordsOnce: each record's error is put in words once,
+// for every snapshot until a like event changes the record, and again
+// then; in a ring that has come round, the newest first.
 func TestRegistryEventInWordsOnce(t *testing.T) {
-	reg := resilience.NewRegistry()
+	reg := resilience.NewRegistry(resilience.WithRegistryEvents(3))
 	require.NoError(t, reg.Register("x", resilience.NewBreaker()))
 	calls := 0
-	e := resilience.Event{Kind: resilience.EventRefused, Component: "breaker", Name: "x", Err: countedError{&calls}}
-	reg.Observe(context.Background(), e)
-	for range 3 {
-		s, _ := reg.Snapshot("x")
-		require.Len(t, s.Events, 1)
-		assert.Equal(t, "refused: counted", s.Events[0].Text)
+	err := countedError{&calls}
+	observe := func(k resilience.EventKind) {
+		reg.Observe(context.Background(), resilience.Event{Kind: k, Name: "x", Err: err})
 	}
-	assert.Equal(t, 2, calls, "Error calls: one for Err, one for Text")
-	reg.Observe(context.Background(), e)
-	for range 3 {
-		s, _ := reg.Snapshot("x")
-		require.Len(t, s.Events, 1)
-		assert.Equal(t, 2, s.Events[0].Count)
+	for _, k := range []resilience.EventKind{resilience.EventRetry, resilience.EventRefused, resilience.EventHedge, resilience.EventFallback} {
+		observe(k) // the fourth takes the first's place
 	}
-	assert.Equal(t, 4, calls, "Error calls once the record changed")
+	seen := func(wantCount int) {
+		t.Helper()
+		s, _ := reg.Snapshot("x")
+		var got []string
+		for _, e := range s.Events {
+			got = append(got, fmt.Sprint(e.Text, " ×", e.Count))
+		}
+		assert.Equal(t, []string{fmt.Sprint("fallback: counted ×", wantCount), "hedge: counted ×1", "refused: counted ×1"}, got)
+	}
+	for range 3 {
+		seen(1)
+	}
+	assert.Equal(t, 6, calls, "Error calls: one for Err, one for Text, of each record")
+	observe(resilience.EventFallback)
+	for range 3 {
+		seen(2)
+	}
+	assert.Equal(t, 8, calls, "Error calls once the newest record changed")
 }
 
 func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
