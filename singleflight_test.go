@@ -247,46 +247,6 @@ func TestSingleflightLastWaiterLeaves(t *testing.T) {
 	})
 }
 
-// TestSingleflightAbandonedCallEnds: the discard hook gets only the result
-// of a call every caller left that succeeded; the observer hears of a
-// discarded result only when there is a hook to discard it.
-func TestSingleflightAbandonedCallEnds(t *testing.T) {
-	tests := []struct {
-		name          string
-		hook          bool
-		result        func() (int, error)
-		wantDiscarded []int
-		wantEvents    []resilience.EventKind
-	}{
-		{"a success, discarded", true, func() (int, error) { return 7, nil }, []int{7}, []resilience.EventKind{resilience.EventDiscarded}},
-		{"an error, not discarded", true, func() (int, error) { return 7, errFlightFailed }, nil, nil},
-		{"a success, no hook", false, func() (int, error) { return 7, nil }, nil, nil},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				log := &recorder{}
-				opts := []resilience.SingleflightOption{resilience.WithObserver(log)}
-				if tc.hook {
-					opts = append(opts, resilience.WithDiscard(log.discard))
-				}
-				s := resilience.NewSingleflight[string, int](opts...)
-				h := &heldFns{}
-				ctx, cancel := context.WithCancel(context.Background())
-				r := goDo(s, ctx, "k", h.fn("k"))
-				synctest.Wait()
-				cancel()
-				synctest.Wait()
-				assert.Equal(t, doResult{err: context.Canceled}, ready(t, r))
-				h.releases(1, tc.result)
-				synctest.Wait()
-				assert.Equal(t, tc.wantDiscarded, log.discarded)
-				assert.Equal(t, tc.wantEvents, log.sequence())
-			})
-		})
-	}
-}
-
 // TestSingleflightLeaverKeepsCall: a caller who leaves while others wait
 // leaves the call in place: a caller who comes next joins it, rather than
 // starting a duplicate (resenje.org/singleflight's bug, janos/singleflight#4).
