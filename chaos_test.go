@@ -175,6 +175,19 @@ func TestChaosRateShare(t *testing.T) {
 		share := float64(faults) / n
 		assert.InDelta(t, rate, share, 5*math.Sqrt(rate*(1-rate)/n)+1e-9, "rate %v: share of calls injected into", rate)
 	}
+	t.Run("math/rand/v2's draws", func(t *testing.T) {
+		// Unseeded: 25 standard deviations either way, which no run of a
+		// sound generator leaves.
+		const rate, n = 0.2, 10_000
+		p := resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(rate))
+		faults := 0
+		for range n {
+			if _, err := p.Execute(context.Background(), okFunc); err != nil {
+				faults++
+			}
+		}
+		assert.InDelta(t, rate, float64(faults)/n, 0.1, "share of calls injected into")
+	})
 }
 
 // TestChaosLatencyWaits: the latency is waited on the policy's clock, and
