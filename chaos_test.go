@@ -113,6 +113,7 @@ func TestChaosTriggers(t *testing.T) {
 		{"default: every call", func() []resilience.ChaosOption { return nil }, nil, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 		{"rate 1", func() []resilience.ChaosOption { return []resilience.ChaosOption{resilience.WithChaosRate(1)} }, nil, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 		{"rate 0", func() []resilience.ChaosOption { return []resilience.ChaosOption{resilience.WithChaosRate(0)} }, nil, nil},
+		{"every call", func() []resilience.ChaosOption { return []resilience.ChaosOption{resilience.WithChaosEvery(1)} }, nil, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 		{"every 3rd", func() []resilience.ChaosOption { return []resilience.ChaosOption{resilience.WithChaosEvery(3)} }, nil, []int{3, 6, 9}},
 		{"every 3rd enabled call", func() []resilience.ChaosOption {
 			return []resilience.ChaosOption{resilience.WithChaosEvery(3), resilience.WithChaosEnabled(onlyOn)}
@@ -126,6 +127,12 @@ func TestChaosTriggers(t *testing.T) {
 		{"rate 0.3 seeded, enabled calls only draw", func() []resilience.ChaosOption {
 			return []resilience.ChaosOption{resilience.WithChaosRate(0.3), seeded(), resilience.WithChaosEnabled(onlyOn)}
 		}, off, seededPattern(0.3, 10, off)},
+		{"rate 0.5, draws of 2^63: none below it", func() []resilience.ChaosOption {
+			return []resilience.ChaosOption{resilience.WithChaosRate(0.5), resilience.WithChaosRand(randSeq{1 << 63})}
+		}, nil, nil},
+		{"rate 0.5, draws of 2^63-1: all below it", func() []resilience.ChaosOption {
+			return []resilience.ChaosOption{resilience.WithChaosRate(0.5), resilience.WithChaosRand(randSeq{1<<63 - 1})}
+		}, nil, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 		{"rate 0.7 seeded", func() []resilience.ChaosOption {
 			return []resilience.ChaosOption{seeded(), resilience.WithChaosRate(0.7)}
 		}, nil, seededPattern(0.7, 10, nil)},
@@ -168,6 +175,19 @@ func TestChaosRateShare(t *testing.T) {
 		share := float64(faults) / n
 		assert.InDelta(t, rate, share, 5*math.Sqrt(rate*(1-rate)/n)+1e-9, "rate %v: share of calls injected into", rate)
 	}
+	t.Run("math/rand/v2's draws", func(t *testing.T) {
+		// Unseeded: 25 standard deviations either way, which no run of a
+		// sound generator leaves.
+		const rate, n = 0.2, 10_000
+		p := resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(rate))
+		faults := 0
+		for range n {
+			if _, err := p.Execute(context.Background(), okFunc); err != nil {
+				faults++
+			}
+		}
+		assert.InDelta(t, rate, float64(faults)/n, 0.1, "share of calls injected into")
+	})
 }
 
 // TestChaosLatencyWaits: the latency is waited on the policy's clock, and

@@ -3,6 +3,7 @@ package resilience
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -241,4 +242,85 @@ func TestKeyedRateLimiterTakingNothingNeedsNoRoom(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKeyedRateLimiterTopRefused: a snapshot's most refused keys, from a
+// part of the table that holds more refused keys than it tracks: a key
+// refused more than the part's least refused one takes its place; the keys
+// the part's sweep drops, their buckets full, give theirs up at once; and
+// a key whose bucket is full is left out from the instant it is.
+func TestKeyedRateLimiterTopRefused(t *testing.T) {
+	start := time.Unix(0, 0)
+	newLimiter := func() (*KeyedRateLimiter[string], *setClock, *Registry) {
+		clk := &setClock{t: start}
+		l := NewKeyedRateLimiter[string](1, 1, WithClock(clk)) // a sweep a second
+		reg := NewRegistry()
+		if err := reg.Register("per-user", l); err != nil {
+			t.Fatal(err)
+		}
+		return l, clk, reg
+	}
+	// refuse makes key's bucket refuse it n times, at the clock's time,
+	// spending it first.
+	refuse := func(l *KeyedRateLimiter[string], key string, n int) {
+		l.Allow(key)
+		for range n {
+			if l.Allow(key) {
+				t.Fatalf("Allow(%s) = true on a spent bucket", key)
+			}
+		}
+	}
+	top := func(reg *Registry) []KeyRefusal {
+		s, _ := reg.Snapshot("per-user")
+		return s.KeyedRateLimiter.TopRefused
+	}
+	t.Run("the least refused key gives way to one refused more", func(t *testing.T) {
+		l, _, reg := newLimiter()
+		keys := keysIn(l, 0, keyedTopSize+2)
+		refuse(l, keys[0], 1)
+		refuse(l, keys[1], 3)
+		refuse(l, keys[2], 4)
+		refuse(l, keys[3], 5)
+		tracked := []KeyRefusal{{keys[3], 5}, {keys[2], 4}, {keys[1], 3}, {keys[0], 1}}
+		refuse(l, keys[4], 1)
+		if got := top(reg); !slices.Equal(got, tracked) {
+			t.Errorf("TopRefused = %v with a new key refused as often as the least, want %v", got, tracked)
+		}
+		if l.Allow(keys[4]) { // refused twice now
+			t.Fatalf("Allow(%s) = true on a spent bucket", keys[4])
+		}
+		tracked[3] = KeyRefusal{keys[4], 2}
+		if got := top(reg); !slices.Equal(got, tracked) {
+			t.Errorf("TopRefused = %v with a new key refused more than the least, want %v", got, tracked)
+		}
+		refuse(l, keys[5], 1)
+		if got := top(reg); !slices.Equal(got, tracked) {
+			t.Errorf("TopRefused = %v with a new key refused less than the least, want %v", got, tracked)
+		}
+	})
+	t.Run("a full bucket is left out", func(t *testing.T) {
+		l, clk, reg := newLimiter()
+		refuse(l, "ann", 1)
+		clk.t = start.Add(time.Second - 1)
+		if got, want := top(reg), []KeyRefusal{{"ann", 1}}; !slices.Equal(got, want) {
+			t.Errorf("TopRefused = %v a nanosecond before ann's bucket is full, want %v", got, want)
+		}
+		clk.t = start.Add(time.Second)
+		if got := top(reg); len(got) != 0 {
+			t.Errorf("TopRefused = %v once ann's bucket is full, want none", got)
+		}
+	})
+	t.Run("the keys a sweep drops leave their places", func(t *testing.T) {
+		l, clk, reg := newLimiter()
+		keys := keysIn(l, 0, keyedTopSize+1)
+		for _, k := range keys[:keyedTopSize] {
+			refuse(l, k, 1)
+		}
+		clk.t = start.Add(time.Second) // their buckets are full: the next new key sweeps them out
+		late := keys[keyedTopSize]
+		refuse(l, late, 1)
+		if got, want := top(reg), []KeyRefusal{{late, 1}}; !slices.Equal(got, want) {
+			t.Errorf("TopRefused = %v, want %v", got, want)
+		}
+	})
 }

@@ -60,6 +60,7 @@ func TestRegistryPanics(t *testing.T) {
 		{"nil breaker", func() { _ = reg.Register("x", nilBreaker) }, `guard "x" is a nil *resilience.Breaker`},
 		{"policy without state", func() { _ = reg.Register("x", resilience.Timeout[int](time.Second)) }, `guard "x" is a *resilience.timeout[int], which a registry cannot show`},
 		{"negative events", func() { resilience.WithRegistryEvents(-1) }, "WithRegistryEvents: n must be in [0, 10000], got -1"},
+		{"too many events", func() { resilience.WithRegistryEvents(10001) }, "WithRegistryEvents: n must be in [0, 10000], got 10001"},
 		{"observer", func() { resilience.NewRegistry(resilience.WithObserver(&recorder{})) }, "NewRegistry: WithObserver and WithName do not apply"},
 		{"nil option", func() { resilience.NewRegistry(nil) }, "NewRegistry: option is nil"},
 	}
@@ -73,6 +74,7 @@ func TestRegistryPanics(t *testing.T) {
 			tc.f()
 		})
 	}
+	assert.NotPanics(t, func() { resilience.NewRegistry(resilience.WithRegistryEvents(10000)) }, "the largest ring")
 }
 
 func TestRegistrySnapshots(t *testing.T) {
@@ -140,6 +142,15 @@ func TestRegistrySnapshots(t *testing.T) {
 			Kind: "rate-limiter", State: "limiting", Health: resilience.HealthWarning,
 			RateLimiter: &resilience.RateLimiterSnapshot{Tokens: 0.5, Rate: 10, Burst: 2},
 		}},
+		{"rate limiter with one token", func() any {
+			l := resilience.NewRateLimiter(4, 2, onMock)
+			l.AllowN(2)
+			mock.Add(250 * time.Millisecond)
+			return l
+		}, resilience.Snapshot{
+			Kind: "rate-limiter", State: "ok", Health: resilience.HealthOK,
+			RateLimiter: &resilience.RateLimiterSnapshot{Tokens: 1, Rate: 4, Burst: 2},
+		}},
 		{"rate limiter unlimited", func() any { return resilience.NewRateLimiter(resilience.RateUnlimited, 5) }, resilience.Snapshot{
 			Kind: "rate-limiter", State: "ok", Health: resilience.HealthOK,
 			RateLimiter: &resilience.RateLimiterSnapshot{Tokens: 5, Rate: resilience.RateUnlimited, Burst: 5},
@@ -156,6 +167,23 @@ func TestRegistrySnapshots(t *testing.T) {
 				Keys: 3, MaxKeys: 100, Rate: 1, Burst: 1,
 				TopRefused: []resilience.KeyRefusal{{Key: "cy", Refusals: 2}, {Key: "bob", Refusals: 1}},
 			},
+		}},
+		{"keyed rate limiter full", func() any {
+			l := resilience.NewKeyedRateLimiter[string](1, 1, onMock, resilience.WithRateLimitMaxKeys(2))
+			for _, k := range []string{"ann", "bob", "bob"} {
+				l.Allow(k)
+			}
+			return l
+		}, resilience.Snapshot{
+			Kind: "keyed-rate-limiter", State: "full", Health: resilience.HealthCritical,
+			KeyedRateLimiter: &resilience.KeyedRateLimiterSnapshot{
+				Keys: 2, MaxKeys: 2, Rate: 1, Burst: 1,
+				TopRefused: []resilience.KeyRefusal{{Key: "bob", Refusals: 1}},
+			},
+		}},
+		{"retry quota full", func() any { return resilience.NewRetryQuota(10, onMock) }, resilience.Snapshot{
+			Kind: "retry-budget", State: "ok", Health: resilience.HealthOK,
+			RetryBudget: &resilience.RetryBudgetSnapshot{Form: "quota", Tokens: 10, Capacity: 10, Available: 2},
 		}},
 		{"retry quota", func() any {
 			q := resilience.NewRetryQuota(5, onMock, resilience.WithQuotaTimeoutCost(5))
@@ -263,6 +291,73 @@ func TestRegistryEvents(t *testing.T) {
 	assert.Empty(t, s.Events)
 }
 
+// TestRegistryEventText: a record says in a line what its event reports:
+// the kind, then what of the attempt, error, wait and duration the event
+// holds; a limit's change from the old limit to the new, and why.
+func TestRegistryEventText(t *testing.T) {
+	down := errors.New("down")
+	tests := []struct {
+		e    resilience.Event
+		want string
+	}{
+		{resilience.Event{Kind: resilience.EventRetry, Attempt: 2, Err: down, Wait: time.Second}, "retry #2: down (wait 1s)"},
+		{resilience.Event{Kind: resilience.EventCallEnded, Attempt: 1, Duration: 3 * time.Millisecond}, "call-ended #1 (took 3ms)"},
+		{resilience.Event{Kind: resilience.EventHedge}, "hedge"},
+		{resilience.Event{Kind: resilience.EventLimitChanged, Attempt: 10, Size: 12}, "limit-changed: 10 → 12"},
+		{resilience.Event{Kind: resilience.EventLimitChanged, Attempt: 10, Size: 5, Reason: down}, "limit-changed: 10 → 5 (down)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.want, func(t *testing.T) {
+			reg := resilience.NewRegistry()
+			require.NoError(t, reg.Register("x", resilience.NewBreaker()))
+			tc.e.Name = "x"
+			reg.Observe(context.Background(), tc.e)
+			s, _ := reg.Snapshot("x")
+			require.Len(t, s.Events, 1)
+			assert.Equal(t, tc.want, s.Events[0].Text)
+		})
+	}
+}
+
+// countedError counts the calls of its Error method.
+type countedError struct{ n *int }
+
+func (e countedError) Error() string { *e.n++; return "counted" }
+
+// TestRegistryEventInWordsOnce: each record's error is put in words once,
+// for every snapshot until a like event changes the record, and again
+// then; in a ring that has come round, the newest first.
+func TestRegistryEventInWordsOnce(t *testing.T) {
+	reg := resilience.NewRegistry(resilience.WithRegistryEvents(3))
+	require.NoError(t, reg.Register("x", resilience.NewBreaker()))
+	calls := 0
+	err := countedError{&calls}
+	observe := func(k resilience.EventKind) {
+		reg.Observe(context.Background(), resilience.Event{Kind: k, Name: "x", Err: err})
+	}
+	for _, k := range []resilience.EventKind{resilience.EventRetry, resilience.EventRefused, resilience.EventHedge, resilience.EventFallback} {
+		observe(k) // the fourth takes the first's place
+	}
+	seen := func(wantCount int) {
+		t.Helper()
+		s, _ := reg.Snapshot("x")
+		var got []string
+		for _, e := range s.Events {
+			got = append(got, fmt.Sprint(e.Text, " ×", e.Count))
+		}
+		assert.Equal(t, []string{fmt.Sprint("fallback: counted ×", wantCount), "hedge: counted ×1", "refused: counted ×1"}, got)
+	}
+	for range 3 {
+		seen(1)
+	}
+	assert.Equal(t, 6, calls, "Error calls: one for Err, one for Text, of each record")
+	observe(resilience.EventFallback)
+	for range 3 {
+		seen(2)
+	}
+	assert.Equal(t, 8, calls, "Error calls once the newest record changed")
+}
+
 func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
 	mock := clock.NewMock()
 	l := resilience.NewKeyedRateLimiter[int](1, 1, resilience.WithClock(mock))
@@ -285,6 +380,8 @@ func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
 	mock.Add(time.Hour)
 	s, _ = reg.Snapshot("per-user")
 	assert.Empty(t, s.KeyedRateLimiter.TopRefused)
+	assert.Equal(t, "ok", s.State, "no key refused")
+	assert.Equal(t, resilience.HealthOK, s.Health)
 	l.Allow(2000)
 	l.Allow(2000)
 	s, _ = reg.Snapshot("per-user")

@@ -544,6 +544,36 @@ func TestSingleflightPolicy(t *testing.T) {
 	})
 }
 
+// TestSingleflightPolicyNoKey: a call for which keyOf reports no key goes
+// through the layers within the policy, alone, or straight to fn when the
+// policy is used alone.
+func TestSingleflightPolicyNoKey(t *testing.T) {
+	s := resilience.NewSingleflight[string, int]()
+	tests := []struct {
+		name      string
+		p         resilience.Policy[int]
+		wantCalls int
+	}{
+		{"alone", s.Policy(userIDOf), 1},
+		{"composed", resilience.Compose(s.Policy(userIDOf), resilience.Retry[int](resilience.WithAttempts(2), zeroWait)), 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			v, err := tc.p.Execute(context.Background(), func(context.Context) (int, error) {
+				calls++
+				if calls == 1 && tc.wantCalls > 1 {
+					return 0, errInjected
+				}
+				return calls, nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantCalls, v)
+			assert.Equal(t, tc.wantCalls, calls, "calls of fn")
+		})
+	}
+}
+
 // TestSingleflightZeroValue: the zero Singleflight is ready to use.
 func TestSingleflightZeroValue(t *testing.T) {
 	var s resilience.Singleflight[int, string]
