@@ -250,9 +250,8 @@ func TestKeyedRateLimiterTakingNothingNeedsNoRoom(t *testing.T) {
 // the part's sweep drops, their buckets full, give theirs up at once; and
 // a key whose bucket is full is left out from the instant it is.
 func TestKeyedRateLimiterTopRefused(t *testing.T) {
-	start := time.Unix(0, 0)
-	newLimiter := func() (*KeyedRateLimiter[string], *setClock, *Registry) {
-		clk := &setClock{t: start}
+	newLimiter := func() (*KeyedRateLimiter[string], *manualClock, *Registry) {
+		clk := newManualClock()
 		l := NewKeyedRateLimiter[string](1, 1, WithClock(clk)) // a sweep a second
 		reg := NewRegistry()
 		if err := reg.Register("per-user", l); err != nil {
@@ -301,11 +300,11 @@ func TestKeyedRateLimiterTopRefused(t *testing.T) {
 	t.Run("a full bucket is left out", func(t *testing.T) {
 		l, clk, reg := newLimiter()
 		refuse(l, "ann", 1)
-		clk.t = start.Add(time.Second - 1)
+		clk.Add(time.Second - 1)
 		if got, want := top(reg), []KeyRefusal{{"ann", 1}}; !slices.Equal(got, want) {
 			t.Errorf("TopRefused = %v a nanosecond before ann's bucket is full, want %v", got, want)
 		}
-		clk.t = start.Add(time.Second)
+		clk.Add(1)
 		if got := top(reg); len(got) != 0 {
 			t.Errorf("TopRefused = %v once ann's bucket is full, want none", got)
 		}
@@ -316,7 +315,7 @@ func TestKeyedRateLimiterTopRefused(t *testing.T) {
 		for _, k := range keys[:keyedTopSize] {
 			refuse(l, k, 1)
 		}
-		clk.t = start.Add(time.Second) // their buckets are full: the next new key sweeps them out
+		clk.Add(time.Second) // their buckets are full: the next new key sweeps them out
 		late := keys[keyedTopSize]
 		refuse(l, late, 1)
 		if got, want := top(reg), []KeyRefusal{{late, 1}}; !slices.Equal(got, want) {
