@@ -3,9 +3,11 @@ package resiliencegrpc_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -419,4 +421,124 @@ func TestUnaryAttemptTimeoutSeenByGuards(t *testing.T) {
 			assert.Equal(t, tc.wantState, b.State())
 		})
 	}
+}
+
+// TestStreamBuffer: a client stream keeps up to WithStreamBuffer's count
+// of the messages it sent, to send them again on a retry; one message more
+// commits the stream (gRFC A6), and its failure is not retried.
+func TestStreamBuffer(t *testing.T) {
+	tests := []struct {
+		buffer, sent int
+		wantCalls    int
+		wantCode     codes.Code
+	}{
+		{buffer: 2, sent: 2, wantCalls: 2, wantCode: codes.OK},
+		{buffer: 1, sent: 2, wantCalls: 1, wantCode: codes.Unavailable},
+		{buffer: 0, sent: 1, wantCalls: 1, wantCode: codes.Unavailable},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("buffer %d, %d sent", tc.buffer, tc.sent), func(t *testing.T) {
+			var calls atomic.Int32
+			// Every method the health service lacks is a stream that reads
+			// all the client sends; its first call fails.
+			upload := grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
+				n := calls.Add(1)
+				for got := 0; ; got++ {
+					if err := ss.RecvMsg(&healthpb.HealthCheckRequest{}); err == io.EOF {
+						if got != tc.sent {
+							return status.Errorf(codes.InvalidArgument, "got %d messages, want %d", got, tc.sent)
+						}
+						break
+					} else if err != nil {
+						return err
+					}
+				}
+				if n == 1 {
+					return status.Error(codes.Unavailable, "try again")
+				}
+				return ss.SendMsg(&healthpb.HealthCheckResponse{})
+			})
+			cc := serve(t, &scripted{}, []grpc.ServerOption{upload}, grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(
+				resiliencegrpc.WithStreamBuffer(tc.buffer), resiliencegrpc.WithClock(newRecordingClock()))))
+			stream, err := cc.NewStream(context.Background(), &grpc.StreamDesc{ClientStreams: true}, "/test.Upload/Send")
+			require.NoError(t, err)
+			for range tc.sent {
+				require.NoError(t, stream.SendMsg(checkReq))
+			}
+			require.NoError(t, stream.CloseSend())
+			err = stream.RecvMsg(&healthpb.HealthCheckResponse{})
+			assert.Equal(t, tc.wantCode, status.Code(err), "%v", err)
+			assert.Equal(t, tc.wantCalls, int(calls.Load()), "calls reaching the server")
+		})
+	}
+}
+
+// TestStreamAbandonedFreesGuard: a stream whose caller ends its context
+// without reading it to its end frees its guards.
+func TestStreamAbandonedFreesGuard(t *testing.T) {
+	bh := resilience.NewBulkhead(1, resilience.WithBulkheadWait(time.Minute))
+	hold := grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
+		<-ss.Context().Done()
+		return ss.Context().Err()
+	})
+	cc := serve(t, &scripted{}, []grpc.ServerOption{hold}, grpc.WithStreamInterceptor(resiliencegrpc.StreamClientInterceptor(
+		resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(string) resilience.Guard { return bh }))))
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, "/test.Hold/Watch")
+	require.NoError(t, err)
+	require.Equal(t, 1, bh.InUse())
+	cancel()
+	// The slot comes back when the stream lets it go; a bound on the wait
+	// fails the test rather than hang it.
+	wait, stop := context.WithTimeout(context.Background(), 10*time.Second)
+	defer stop()
+	require.NoError(t, bh.Acquire(wait), "the abandoned stream's slot")
+	bh.Release()
+}
+
+// TestStreamHeaderCommits: a stream whose header has come is committed (a
+// header is the server's answer): its failure after that is not retried.
+func TestStreamHeaderCommits(t *testing.T) {
+	var calls atomic.Int32
+	failAfterHeader := grpc.UnknownServiceHandler(func(_ any, ss grpc.ServerStream) error {
+		if calls.Add(1) > 1 {
+			return nil
+		}
+		if err := ss.SendHeader(metadata.Pairs("x-answer", "1")); err != nil {
+			return err
+		}
+		return status.Error(codes.Unavailable, "try again")
+	})
+	cc := serve(t, &scripted{}, []grpc.ServerOption{failAfterHeader}, grpc.WithStreamInterceptor(
+		resiliencegrpc.StreamClientInterceptor(resiliencegrpc.WithClock(newRecordingClock()))))
+	stream, err := cc.NewStream(context.Background(), &grpc.StreamDesc{ServerStreams: true}, "/test.Header/Watch")
+	require.NoError(t, err)
+	require.NoError(t, stream.SendMsg(checkReq))
+	require.NoError(t, stream.CloseSend())
+	md, err := stream.Header()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1"}, md.Get("x-answer"))
+	err = stream.RecvMsg(&healthpb.HealthCheckResponse{})
+	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	assert.Equal(t, int32(1), calls.Load(), "calls reaching the server")
+}
+
+// TestStreamOpenFails: a stream that no attempt could open returns the
+// last attempt's error, and frees its guards.
+func TestStreamOpenFails(t *testing.T) {
+	bh := resilience.NewBulkhead(1)
+	interceptor := resiliencegrpc.StreamClientInterceptor(resiliencegrpc.WithClock(newRecordingClock()),
+		resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(string) resilience.Guard { return bh }))
+	cc, err := grpc.NewClient("passthrough:///unused", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	defer cc.Close()
+	opens := 0
+	_, err = interceptor(context.Background(), &grpc.StreamDesc{ServerStreams: true}, cc, "/svc/Watch",
+		func(context.Context, *grpc.StreamDesc, *grpc.ClientConn, string, ...grpc.CallOption) (grpc.ClientStream, error) {
+			opens++
+			return nil, status.Error(codes.Unavailable, "down")
+		})
+	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+	assert.Equal(t, 3, opens, "attempts")
+	assert.Equal(t, 0, bh.InUse(), "the slot is free again")
 }
