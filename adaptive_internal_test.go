@@ -39,6 +39,12 @@ func TestGradientUpdate(t *testing.T) {
 			110, reasonLatency, 10 * ms, false},
 		{"probe due", func() gradient { g := base(); g.nextProbe = 0; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
 			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
+		{"probe due at this very window", func() gradient { g := base(); g.nextProbe = time.Second; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
+		{"drops ten times as slow: the latency's deeper cut holds", base, windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true},
+			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
+		{"drops, the latency cutting exactly a tenth: the latency's reason", func() gradient { g := base(); g.limit = 3.125; return g },
+			windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true}, 2.8125, reasonLatency, 10 * ms, false}, // 1.5625 + √1.5625 = 0.9 · 3.125
 		{"probe ends: the baseline is its mean, even higher", func() gradient { g := base(); g.probing = true; return g },
 			windowStats{n: 50, sum: 1000 * ms}, 100, reasonProbeEnded, 20 * ms, false},
 		{"no samples", base, windowStats{}, 100, nil, 10 * ms, false},

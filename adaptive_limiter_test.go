@@ -232,6 +232,51 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 	}
 }
 
+// TestAdaptiveLimiterWindowLength: the limit moves at most once a window,
+// which lasts the shortest window (100ms by default) or twice the recent
+// mean latency, whichever is longer, however many samples come sooner.
+func TestAdaptiveLimiterWindowLength(t *testing.T) {
+	tests := []struct {
+		name    string
+		latency time.Duration
+		rounds  int // rounds of calls after the first probe until the limit moves
+	}{
+		{"the shortest window", 10 * time.Millisecond, 10},
+		{"twice the latency", 100 * time.Millisecond, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(&recorder{}),
+				resilience.WithAdaptiveInitial(100))
+			// round runs 50 calls at once, each taking tc.latency: busy,
+			// and about 25 samples between probes, more than a window needs.
+			round := func() {
+				var dones []func(error)
+				for range 50 {
+					done, err := l.Enter(context.Background())
+					require.NoError(t, err)
+					dones = append(dones, done)
+				}
+				clk.Add(tc.latency)
+				for _, done := range dones {
+					done(nil)
+				}
+			}
+			for range 4 { // the first probe, 200 calls
+				round()
+			}
+			require.Equal(t, 100, l.Limit(), "after the first probe")
+			for i := 1; i < tc.rounds; i++ {
+				round()
+				require.Equal(t, 100, l.Limit(), "%v after the probe", time.Duration(i)*tc.latency)
+			}
+			round()
+			assert.Greater(t, l.Limit(), 100, "%v after the probe", time.Duration(tc.rounds)*tc.latency)
+		})
+	}
+}
+
 // TestAdaptiveLimiterWait: a call may wait for a slot, is served when one
 // frees, and is refused when its wait runs out or leaves with its
 // context's error; a call below the priority that may wait, or whose
