@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -118,6 +119,56 @@ func TestAdaptiveLimiterRefusal(t *testing.T) {
 	assert.Equal(t, 10, l.Limit())
 }
 
+// TestAdaptiveLimiterShares: a call is admitted while fewer calls than its
+// priority's share of the limit are in flight, and refused from there on;
+// a priority outside the named ones counts as the nearest, and every
+// priority may use a limit of 1.
+func TestAdaptiveLimiterShares(t *testing.T) {
+	tests := []struct {
+		limit int
+		p     resilience.Priority
+		share int
+	}{
+		{10, resilience.PrioritySheddable, 5},
+		{10, resilience.PriorityLow, 7},
+		{10, resilience.PriorityNormal, 8},
+		{10, resilience.PriorityHigh, 9},
+		{10, resilience.PriorityCritical, 10},
+		{10, -5, 5},
+		{10, 7, 10},
+		{100, resilience.PrioritySheddable, 50},
+		{100, resilience.PriorityLow, 70},
+		{1, resilience.PrioritySheddable, 1},
+		{1, resilience.PriorityNormal, 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("limit %d, %v", tc.limit, tc.p), func(t *testing.T) {
+			l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 100), resilience.WithAdaptiveInitial(tc.limit))
+			ctx := resilience.WithPriority(context.Background(), tc.p)
+			crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
+			var held []func(error)
+			for n := 0; n <= tc.limit; n++ {
+				done, err := l.Enter(ctx)
+				if n < tc.share {
+					require.NoError(t, err, "with %d in flight", n)
+					done(nil)
+				} else {
+					require.ErrorIs(t, err, resilience.ErrLimitExceeded, "with %d in flight", n)
+				}
+				if n < tc.limit {
+					done, err := l.Enter(crit)
+					require.NoError(t, err)
+					held = append(held, done)
+				}
+			}
+			for _, done := range held {
+				done(nil)
+			}
+			assert.Zero(t, l.InFlight())
+		})
+	}
+}
+
 func TestAdaptiveLimiterBadOptions(t *testing.T) {
 	tests := []struct {
 		name string
@@ -135,6 +186,7 @@ func TestAdaptiveLimiterBadOptions(t *testing.T) {
 		{"tolerance below 1", func() { resilience.WithAdaptiveTolerance(0.5) }, "resilience: WithAdaptiveTolerance: tolerance must be at least 1 and finite, got 0.5"},
 		{"window 0", func() { resilience.WithAdaptiveWindow(0) }, "resilience: WithAdaptiveWindow: window must be positive, got 0s"},
 		{"probe interval negative", func() { resilience.WithAdaptiveProbeInterval(-time.Second) }, "resilience: WithAdaptiveProbeInterval: interval must be positive, got -1s"},
+		{"probe interval 0", func() { resilience.WithAdaptiveProbeInterval(0) }, "resilience: WithAdaptiveProbeInterval: interval must be positive, got 0s"},
 		{"wait negative", func() { resilience.WithAdaptiveWait(-1) }, "resilience: WithAdaptiveWait: wait must not be negative, got -1ns"},
 		{"queue negative", func() { resilience.WithAdaptiveQueue(-1) }, "resilience: WithAdaptiveQueue: queue length must not be negative, got -1"},
 		{"drop predicate nil", func() { resilience.WithAdaptiveDropIf(nil) }, "resilience: WithAdaptiveDropIf: predicate is nil"},
@@ -143,6 +195,36 @@ func TestAdaptiveLimiterBadOptions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.PanicsWithValue(t, tc.want, tc.f)
+		})
+	}
+}
+
+// TestAdaptiveLimiterOptionBounds: each option takes the value at the end
+// of its range, and the limit starts where the options put it.
+func TestAdaptiveLimiterOptionBounds(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      []resilience.AdaptiveLimiterOption
+		wantLimit int
+	}{
+		{"limits 1 to MaxInt32, starting at the ceiling", []resilience.AdaptiveLimiterOption{
+			resilience.WithAdaptiveLimits(1, math.MaxInt32), resilience.WithAdaptiveInitial(math.MaxInt32)}, math.MaxInt32},
+		{"floor at the ceiling: the default initial is the ceiling", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(5, 5)}, 5},
+		{"floor above 20: the default initial is the floor", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(30, 100)}, 30},
+		{"initial at the floor", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(3, 10), resilience.WithAdaptiveInitial(3)}, 3},
+		{"initial at the ceiling", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(3, 10), resilience.WithAdaptiveInitial(10)}, 10},
+		{"initial 1", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1)}, 1},
+		{"tolerance 1", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveTolerance(1)}, 20},
+		{"window 1ns", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveWindow(1)}, 20},
+		{"probe interval 1ns", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveProbeInterval(1)}, 20},
+		{"no wait", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveWait(0)}, 20},
+		{"no queue", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveQueue(0)}, 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var l *resilience.AdaptiveLimiter
+			require.NotPanics(t, func() { l = resilience.NewAdaptiveLimiter(tc.opts...) })
+			assert.Equal(t, tc.wantLimit, l.Limit())
 		})
 	}
 }
