@@ -362,8 +362,9 @@ func TestAdaptiveLimiterWindowLength(t *testing.T) {
 // TestAdaptiveLimiterWait: a call may wait for a slot, is served when one
 // frees, and is refused when its wait runs out or leaves with its
 // context's error; a call below the priority that may wait, or whose
-// deadline leaves no time to wait, is refused at once, and a wait ends
-// early enough for the call to meet its deadline.
+// deadline leaves no more than three times the recent mean latency (1ms
+// at least) is refused at once, without waiting, and a wait ends early
+// enough for the call to meet its deadline.
 func TestAdaptiveLimiterWait(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -383,12 +384,15 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 		{name: "at the priority that waits", priority: resilience.PriorityHigh, waitFrom: resilience.PriorityHigh, release: true, queued: true},
 		{name: "deadline cuts the wait", deadline: 100 * time.Millisecond, queued: true, wantErr: resilience.ErrLimitExceeded, wantWait: 97 * time.Millisecond},
 		{name: "deadline leaves no time", deadline: time.Millisecond, wantErr: resilience.ErrLimitExceeded},
+		{name: "deadline leaves just the margin", deadline: 3 * time.Millisecond, wantErr: resilience.ErrLimitExceeded},
 		{name: "deadline passed", deadline: -1, wantErr: context.DeadlineExceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second)}
+				rec := &recorder{}
+				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second),
+					resilience.WithObserver(rec)}
 				if tc.waitFrom != 0 {
 					opts = append(opts, resilience.WithAdaptiveWaitPriority(tc.waitFrom))
 				}
@@ -430,6 +434,11 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 					assert.ErrorIs(t, err, tc.wantErr)
 				}
 				assert.Equal(t, tc.wantWait, took, "time in Enter")
+				waits := 0
+				if tc.queued {
+					waits = 1
+				}
+				assert.Equal(t, waits, rec.kinds()[resilience.EventWaitStarted], "waits started")
 				if !tc.release {
 					held(nil)
 				}
