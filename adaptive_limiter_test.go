@@ -359,6 +359,140 @@ func TestAdaptiveLimiterWindowLength(t *testing.T) {
 	}
 }
 
+// TestAdaptiveLimiterProbe: a probe halves the limit until 200 calls
+// admitted under it have finished, from the instant it began; the calls
+// admitted before it, under the full limit, even a nanosecond before, are
+// no samples of it.
+func TestAdaptiveLimiterProbe(t *testing.T) {
+	clk := newManualClock()
+	rec := &recorder{outcomes: true} // every call timed
+	l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec),
+		resilience.WithAdaptiveProbeInterval(time.Nanosecond))
+	enter := func(n int) []func(error) {
+		var dones []func(error)
+		for range n {
+			done, err := l.Enter(context.Background())
+			require.NoError(t, err)
+			dones = append(dones, done)
+		}
+		return dones
+	}
+	finish := func(dones []func(error)) {
+		for _, done := range dones {
+			done(nil)
+		}
+	}
+	for range 29 { // the first probe, under the initial limit, and most of a window of 100ms
+		dones := enter(10)
+		clk.Add(10 * time.Millisecond)
+		finish(dones)
+	}
+	require.Equal(t, 20, l.Limit())
+	dones := enter(10)
+	clk.Add(10*time.Millisecond - time.Nanosecond)
+	dones = append(dones, enter(1)...)
+	clk.Add(time.Nanosecond)
+	finish(dones) // the window closes, and a probe is due
+	var last resilience.Event
+	for _, e := range rec.take() {
+		if e.Kind == resilience.EventLimitChanged {
+			last = e
+		}
+	}
+	require.Equal(t, "probe", fmt.Sprint(last.Reason), "the last limit change")
+	half := last.Size
+	require.Equal(t, half, l.Limit())
+	for range 199 { // calls admitted the instant the probe began, at once done
+		finish(enter(1))
+	}
+	assert.Equal(t, half, l.Limit(), "after 199 calls of the probe")
+	finish(enter(1))
+	assert.InDelta(t, 2*half, l.Limit(), 1, "after 200 calls of the probe, the limit before it")
+}
+
+// TestAdaptiveLimiterSampling: between probes the limiter times about 64
+// calls a window, reckoned from the calls of the window before: after a
+// probe of 200 calls, one call in two. The next window, 20 samples at
+// least, then takes 40 calls.
+func TestAdaptiveLimiterSampling(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk))
+	// calls runs n calls at once, each taking d.
+	calls := func(n int, d time.Duration) {
+		var dones []func(error)
+		for range n {
+			done, err := l.Enter(context.Background())
+			require.NoError(t, err)
+			dones = append(dones, done)
+		}
+		clk.Add(d)
+		for _, done := range dones {
+			done(nil)
+		}
+	}
+	for range 20 { // the first probe: 200 calls of 10ms
+		calls(10, 10*time.Millisecond)
+	}
+	require.Equal(t, 20, l.Limit())
+	for i := range 19 { // calls twice as slow, which lower the limit once a window ends
+		calls(2, 20*time.Millisecond)
+		require.Equal(t, 20, l.Limit(), "after %d calls", 2*(i+1))
+	}
+	calls(2, 20*time.Millisecond)
+	assert.Less(t, l.Limit(), 20, "after 40 calls")
+}
+
+// TestAdaptiveLimiterRetryAfter: a refusal's hint is the recent mean
+// latency of the calls, a millisecond at least.
+func TestAdaptiveLimiterRetryAfter(t *testing.T) {
+	tests := []struct {
+		name    string
+		latency time.Duration // of the 200 calls of the first probe; 0: no call yet
+		want    time.Duration
+	}{
+		{"no call yet", 0, time.Millisecond},
+		{"calls of 10ms", 10 * time.Millisecond, 10 * time.Millisecond},
+		{"calls of 37.5ms", 37500 * time.Microsecond, 37500 * time.Microsecond},
+		{"calls of 1µs", time.Microsecond, time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithAdaptiveLimits(10, 10))
+			crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
+			hold := func() []func(error) {
+				var dones []func(error)
+				for range 10 {
+					done, err := l.Enter(crit)
+					require.NoError(t, err)
+					dones = append(dones, done)
+				}
+				return dones
+			}
+			rounds := 20 // of 10 calls: the first probe
+			if tc.latency == 0 {
+				rounds = 0
+			}
+			for range rounds {
+				dones := hold()
+				clk.Add(tc.latency)
+				for _, done := range dones {
+					done(nil)
+				}
+			}
+			held := hold()
+			_, err := l.Enter(context.Background())
+			for _, done := range held {
+				done(nil)
+			}
+			require.ErrorIs(t, err, resilience.ErrLimitExceeded)
+			d, ok := resilience.RetryAfter(err)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, d)
+		})
+	}
+}
+
 // TestAdaptiveLimiterWait: a call may wait for a slot, is served when one
 // frees, and is refused when its wait runs out or leaves with its
 // context's error; a call below the priority that may wait, or whose
