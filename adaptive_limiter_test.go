@@ -493,6 +493,44 @@ func TestAdaptiveLimiterRetryAfter(t *testing.T) {
 	}
 }
 
+// TestAdaptiveLimiterCallEnded: an observer that asks for outcomes is told
+// of every call's end, its error and how long it took, through Enter and
+// through Guarded.
+func TestAdaptiveLimiterCallEnded(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		call func(l *resilience.AdaptiveLimiter, clk *manualClock, d time.Duration, err error)
+	}{
+		{"Enter", func(l *resilience.AdaptiveLimiter, clk *manualClock, d time.Duration, err error) {
+			done, enterErr := l.Enter(context.Background())
+			require.NoError(t, enterErr)
+			clk.Add(d)
+			done(err)
+		}},
+		{"Guarded", func(l *resilience.AdaptiveLimiter, clk *manualClock, d time.Duration, err error) {
+			_, _ = resilience.Do(context.Background(), resilience.Guarded[int](l), func(context.Context) (int, error) {
+				clk.Add(d)
+				return 0, err
+			})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			rec := &recorder{outcomes: true}
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec))
+			clk.Add(time.Second)
+			tc.call(l, clk, 3*time.Millisecond, nil)
+			tc.call(l, clk, 7*time.Millisecond, boom)
+			assert.Equal(t, []resilience.Event{
+				{Kind: resilience.EventCallEnded, Component: "adaptive-limiter", Duration: 3 * time.Millisecond},
+				{Kind: resilience.EventCallEnded, Component: "adaptive-limiter", Duration: 7 * time.Millisecond, Err: boom},
+			}, rec.take())
+		})
+	}
+}
+
 // TestAdaptiveLimiterWait: a call may wait for a slot, is served when one
 // frees, and is refused when its wait runs out or leaves with its
 // context's error; a call below the priority that may wait, or whose
