@@ -620,6 +620,130 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 	}
 }
 
+// TestAdaptiveLimiterQueue: waiting calls are given slots the highest
+// priority first, each within its share of the limit; a call whose share
+// has room is admitted at once, ahead of the waiters of lower priorities;
+// WithAdaptiveQueue bounds the waiters, and a call that finds the queue
+// full is refused at once.
+func TestAdaptiveLimiterQueue(t *testing.T) {
+	const (
+		sheddable = resilience.PrioritySheddable
+		normal    = resilience.PriorityNormal
+		critical  = resilience.PriorityCritical
+	)
+	type step struct {
+		enter   resilience.Priority // a call of this priority enters, unless release
+		release int                 // the number of the call whose slot is freed, from 1
+		// What has become of the calls entered so far, in order: 'a'
+		// admitted, 'r' refused, 'w' waiting.
+		want string
+	}
+	tests := []struct {
+		name  string
+		queue int // -1: any number
+		held  int // normal calls holding slots first, of a limit of 10
+		steps []step
+	}{
+		{"a call whose share has room passes the waiters below", -1, 5, []step{
+			{enter: sheddable, want: "w"},
+			{enter: normal, want: "wa"},
+			{release: 2, want: "wa"}, // 5 in flight, the sheddable share
+			{release: -1, want: "aa"},
+		}},
+		{"the highest priority first", -1, 10, []step{
+			{enter: sheddable, want: "w"},
+			{enter: normal, want: "ww"},
+			{enter: critical, want: "www"},
+			{release: -1, want: "wwa"}, // 9 in flight, then 10: only a critical call fits
+			{release: -1, want: "wwa"}, // 9
+			{release: -1, want: "wwa"}, // 8, the normal share
+			{release: -1, want: "waa"}, // 7, then 8
+			{release: -1, want: "waa"},
+			{release: -1, want: "waa"},
+			{release: -1, want: "waa"}, // 5, the sheddable share
+			{release: -1, want: "aaa"}, // 4, then 5
+		}},
+		{"a queue of one", 1, 10, []step{
+			{enter: normal, want: "w"},
+			{enter: critical, want: "wr"},
+		}},
+		{"no queue", 0, 10, []step{
+			{enter: critical, want: "r"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(10), resilience.WithAdaptiveWait(time.Hour)}
+				if tc.queue >= 0 {
+					opts = append(opts, resilience.WithAdaptiveQueue(tc.queue))
+				}
+				l := resilience.NewAdaptiveLimiter(opts...)
+				var held []func(error)
+				for range tc.held {
+					done, err := l.Enter(resilience.WithPriority(context.Background(), critical))
+					require.NoError(t, err)
+					held = append(held, done)
+				}
+				type result struct {
+					done func(error)
+					err  error
+				}
+				var calls []chan result
+				state := func() string {
+					b := make([]byte, len(calls))
+					for i, c := range calls {
+						select {
+						case r := <-c:
+							c <- r
+							b[i] = 'a'
+							if r.err != nil {
+								require.ErrorIs(t, r.err, resilience.ErrLimitExceeded)
+								b[i] = 'r'
+							}
+						default:
+							b[i] = 'w'
+						}
+					}
+					return string(b)
+				}
+				for i, st := range tc.steps {
+					switch {
+					case st.release > 0: // one of the calls
+						r := <-calls[st.release-1]
+						r.done(nil)
+						calls[st.release-1] <- result{done: func(error) {}}
+					case st.release < 0: // one of the held
+						held[0](nil)
+						held = held[1:]
+					default:
+						c := make(chan result, 1)
+						calls = append(calls, c)
+						ctx := resilience.WithPriority(context.Background(), st.enter)
+						go func() {
+							done, err := l.Enter(ctx)
+							c <- result{done, err}
+						}()
+					}
+					synctest.Wait()
+					require.Equal(t, st.want, state(), "after step %d", i+1)
+				}
+				for _, done := range held {
+					done(nil)
+				}
+				synctest.Wait()
+				for _, c := range calls {
+					if r := <-c; r.err == nil {
+						r.done(nil)
+					}
+				}
+				assert.Zero(t, l.InFlight())
+				assert.Zero(t, l.Queued())
+			})
+		})
+	}
+}
+
 // TestAdaptiveLimiterConcurrentWaiters: callers of every priority, many
 // more than the limit, some waiting for a slot: never more in flight than
 // the limit, and nothing left held or queued at the end.
