@@ -184,6 +184,66 @@ func TestAdaptiveThrottlerWindow(t *testing.T) {
 	}
 }
 
+// TestAdaptiveThrottlerWindowEdges: with the default window of 10s in
+// parts of 1s, a count made at a part's first instant belongs to that
+// part, and leaves the window the instant the part is 10s old, whether or
+// not the throttle was asked anything meanwhile.
+func TestAdaptiveThrottlerWindowEdges(t *testing.T) {
+	type check struct {
+		at   time.Duration // since the start
+		want float64
+	}
+	checks := []check{
+		{999 * time.Millisecond, 30.0 / 31},
+		{time.Second, 45.0 / 56}, // 25 more calls at 1s, 5 accepted
+		{10*time.Second - 1, 45.0 / 56},
+		{10 * time.Second, 15.0 / 26}, // the first part has left
+		{11*time.Second - 1, 15.0 / 26},
+		{11 * time.Second, 0}, // the second has left
+		{25 * time.Second, 0},
+		{25*time.Second + 999*time.Millisecond, 0},
+	}
+	tests := []struct {
+		name  string
+		asked func(check) bool // whether Ratio is asked at this check
+	}{
+		{"asked at every edge", func(check) bool { return true }},
+		{"asked after 10s only", func(c check) bool { return c.at >= 10*time.Second }},
+		{"asked after 11s only", func(c check) bool { return c.at >= 11*time.Second }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+			start := clk.Now()
+			calls := func(n, accepted int) {
+				for i := range n {
+					done, err := th.Enter(context.Background())
+					require.NoError(t, err)
+					if i < accepted {
+						done(nil)
+					} else {
+						done(resilience.ErrTimeout)
+					}
+				}
+			}
+			calls(30, 0)
+			for _, c := range checks {
+				clk.Add(start.Add(c.at).Sub(clk.Now()))
+				if c.at == time.Second {
+					// After a burst the throttle reads the clock for few
+					// requests; Ratio reads it.
+					assert.InDelta(t, 30.0/31, th.Ratio(), 1e-9, "at 1s, before the calls")
+					calls(25, 5)
+				}
+				if tc.asked(c) {
+					assert.InDelta(t, c.want, th.Ratio(), 1e-9, "at %v", c.at)
+				}
+			}
+		})
+	}
+}
+
 // alwaysRand draws 0: the throttle refuses whenever its ratio is above 0.
 type alwaysRand struct{}
 
@@ -222,6 +282,36 @@ func TestAdaptiveThrottlerBusyWindowSlides(t *testing.T) {
 			}
 			require.NoError(t, err)
 			done(nil)
+		})
+	}
+}
+
+// TestAdaptiveThrottlerOptionBounds: each option takes the value at the end
+// of its range; with a window of 10ns, a part lasts a nanosecond.
+func TestAdaptiveThrottlerOptionBounds(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []resilience.AdaptiveThrottlerOption
+		want float64 // the ratio after 20 calls the service refused
+	}{
+		{"K 1", []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(1)}, 20.0 / 21},
+		{"max ratio 1", []resilience.AdaptiveThrottlerOption{resilience.WithThrottleMaxRatio(1)}, 20.0 / 21},
+		{"window 10ns: the refusals leave it after 10ns", []resilience.AdaptiveThrottlerOption{resilience.WithThrottleWindow(10)}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			var th *resilience.AdaptiveThrottler
+			require.NotPanics(t, func() {
+				th = resilience.NewAdaptiveThrottler(append(tc.opts, resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))...)
+			})
+			for range 20 {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(resilience.ErrTimeout)
+			}
+			clk.Add(10 * time.Nanosecond)
+			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
 		})
 	}
 }
