@@ -249,6 +249,40 @@ type alwaysRand struct{}
 
 func (alwaysRand) Uint64() uint64 { return 0 }
 
+// TestAdaptiveThrottlerRetryAfter: a refusal's hint is the time until the
+// window slides, the current part's end, a millisecond at least; it
+// carries the call's priority.
+func TestAdaptiveThrottlerRetryAfter(t *testing.T) {
+	tests := []struct {
+		at   time.Duration // when the 20th call is refused, after 19 refusals by the service at 0
+		want time.Duration
+	}{
+		{300 * time.Millisecond, 700 * time.Millisecond},
+		{2250 * time.Millisecond, 750 * time.Millisecond},
+		{time.Second - time.Microsecond, time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.at.String(), func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(alwaysRand{}))
+			for range 19 {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(resilience.ErrBulkheadFull)
+			}
+			clk.Add(tc.at)
+			_, err := th.Enter(resilience.WithPriority(context.Background(), resilience.PriorityLow))
+			require.ErrorIs(t, err, resilience.ErrThrottled)
+			d, ok := resilience.RetryAfter(err)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, d)
+			var se *resilience.ShedError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, resilience.PriorityLow, se.Priority())
+		})
+	}
+}
+
 // TestAdaptiveThrottlerBusyWindowSlides: a throttle whose requests come
 // so fast that it reads the clock for few of them still lets a call
 // through once the refusals have left the window, and still refuses one
