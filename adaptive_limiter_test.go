@@ -610,7 +610,14 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 				if tc.queued {
 					waits = 1
 				}
-				assert.Equal(t, waits, rec.kinds()[resilience.EventWaitStarted], "waits started")
+				refusals := 0
+				if errors.Is(tc.wantErr, resilience.ErrLimitExceeded) {
+					refusals = 1
+				}
+				kinds := rec.kinds()
+				assert.Equal(t, waits, kinds[resilience.EventWaitStarted], "waits started")
+				assert.Equal(t, waits, kinds[resilience.EventWaitEnded], "waits ended")
+				assert.Equal(t, refusals, kinds[resilience.EventRefused], "refusals")
 				if !tc.release {
 					held(nil)
 				}
@@ -739,6 +746,44 @@ func TestAdaptiveLimiterQueue(t *testing.T) {
 				}
 				assert.Zero(t, l.InFlight())
 				assert.Zero(t, l.Queued())
+			})
+		})
+	}
+}
+
+// TestAdaptiveLimiterWaitObserverPanics: an observer that panics when a
+// wait starts or ends makes Enter panic, and the call gives back what it
+// held first: its place in the queue, or the slot it was handed.
+func TestAdaptiveLimiterWaitObserverPanics(t *testing.T) {
+	for _, kind := range []resilience.EventKind{resilience.EventWaitStarted, resilience.EventWaitEnded} {
+		t.Run(fmt.Sprint(kind), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+					if e.Kind == kind {
+						panic("observer")
+					}
+				})
+				l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second),
+					resilience.WithObserver(obs))
+				held, err := l.Enter(context.Background())
+				require.NoError(t, err)
+				panicked := make(chan any, 1)
+				go func() {
+					defer func() { panicked <- recover() }()
+					_, _ = l.Enter(context.Background())
+				}()
+				synctest.Wait()
+				if kind == resilience.EventWaitEnded {
+					assert.Equal(t, 1, l.Queued())
+					held(nil) // the slot goes to the waiter, whose observer panics
+				}
+				assert.Equal(t, "observer", <-panicked)
+				assert.Zero(t, l.Queued())
+				if kind == resilience.EventWaitStarted {
+					assert.Equal(t, 1, l.InFlight(), "the held call alone")
+					held(nil)
+				}
+				assert.Zero(t, l.InFlight())
 			})
 		})
 	}
