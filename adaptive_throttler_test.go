@@ -146,6 +146,51 @@ func TestAdaptiveThrottlerOutcomes(t *testing.T) {
 	}
 }
 
+// TestAdaptiveThrottlerCancelled: a call its caller cancelled counts for
+// nothing, through Enter (whose done takes context.Canceled for the
+// caller's) and through Guarded (where the call's context tells); through
+// Guarded, an error matching context.Canceled while the caller still waits
+// is an answer.
+func TestAdaptiveThrottlerCancelled(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(th *resilience.AdaptiveThrottler)
+		want float64 // the ratio after 20 refusals by the service and 20 such calls
+	}{
+		{"Enter", func(th *resilience.AdaptiveThrottler) {
+			done, err := th.Enter(context.Background())
+			require.NoError(t, err)
+			done(context.Canceled)
+		}, 20.0 / 21},
+		{"Guarded, cancelled by the caller", func(th *resilience.AdaptiveThrottler) {
+			ctx, cancel := context.WithCancel(context.Background())
+			_, _ = resilience.Do(ctx, resilience.Guarded[int](th), func(ctx context.Context) (int, error) {
+				cancel()
+				return 0, ctx.Err()
+			})
+		}, 20.0 / 21},
+		{"Guarded, the caller still there", func(th *resilience.AdaptiveThrottler) {
+			_, _ = resilience.Do(context.Background(), resilience.Guarded[int](th), func(ctx context.Context) (int, error) {
+				return 0, context.Canceled
+			})
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(neverRand{}), resilience.WithClock(newManualClock()))
+			for range 20 {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(resilience.ErrBulkheadFull)
+			}
+			for range 20 {
+				tc.call(th)
+			}
+			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
+		})
+	}
+}
+
 // limiterRefusal returns the refusal of an AdaptiveLimiter whose only slot
 // is taken.
 func limiterRefusal(t *testing.T) error {
@@ -346,6 +391,88 @@ func TestAdaptiveThrottlerOptionBounds(t *testing.T) {
 			}
 			clk.Add(10 * time.Nanosecond)
 			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
+		})
+	}
+}
+
+// halfRand draws one half.
+type halfRand struct{}
+
+func (halfRand) Uint64() uint64 { return 1 << 63 }
+
+// TestAdaptiveThrottlerDraw: a call is refused when a draw, uniform in
+// [0, 1), falls below the ratio, so with probability the ratio: a draw
+// equal to it lets the call through.
+func TestAdaptiveThrottlerDraw(t *testing.T) {
+	th := resilience.NewAdaptiveThrottler(resilience.WithClock(newManualClock()), resilience.WithThrottleRand(halfRand{}),
+		resilience.WithThrottleK(1), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+	for i := range 20 {
+		done, err := th.Enter(context.Background())
+		require.NoError(t, err)
+		if i < 10 {
+			done(nil)
+		} else {
+			done(resilience.ErrTimeout)
+		}
+	}
+	done, err := th.Enter(context.Background()) // (21 − 10)/22: one half
+	require.NoError(t, err, "at a ratio of one half")
+	done(resilience.ErrTimeout)
+	_, err = th.Enter(context.Background()) // (22 − 10)/23
+	require.ErrorIs(t, err, resilience.ErrThrottled, "at a ratio above one half")
+}
+
+// readCounter is a manualClock that counts how often it is read.
+type readCounter struct {
+	*manualClock
+	reads int
+}
+
+func (c *readCounter) Now() time.Time { c.reads++; return c.manualClock.Now() }
+
+// TestAdaptiveThrottlerClockReads: a throttle whose requests come faster
+// than 16 a part (of a tenth of the window) reads the clock for few of
+// them; once they come slower than 8 a part, it reads it again for every
+// one, from the next time it reads it after a burst.
+func TestAdaptiveThrottlerClockReads(t *testing.T) {
+	tests := []struct {
+		name     string
+		burst    int           // calls at once first
+		calls    int           // then calls, every apart
+		every    time.Duration //
+		counted  int           // the last calls whose clock reads are counted
+		minReads int
+		maxReads int
+	}{
+		{"100 a millisecond", 0, 100_000, 10 * time.Microsecond, 100_000, 1, 100},
+		{"5 a second", 0, 50, 200 * time.Millisecond, 50, 50, 50},
+		{"5 a second after a burst", 1000, 50, 200 * time.Millisecond, 20, 20, 20},
+		{"16 a part", 0, 64, 62500 * time.Microsecond, 64, 64, 64},
+		// The first call, at once, makes it read every other request; two
+		// reads are then 125ms apart, 8 a part: it goes on so.
+		{"16 a part, after a first call at once", 1, 64, 62500 * time.Microsecond, 64, 32, 32},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &readCounter{manualClock: newManualClock()}
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+			call := func() {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(nil)
+			}
+			for range tc.burst {
+				call()
+			}
+			for i := range tc.calls {
+				if i == tc.calls-tc.counted {
+					clk.reads = 0
+				}
+				clk.Add(tc.every)
+				call()
+			}
+			assert.GreaterOrEqual(t, clk.reads, tc.minReads, "clock reads")
+			assert.LessOrEqual(t, clk.reads, tc.maxReads, "clock reads")
 		})
 	}
 }
