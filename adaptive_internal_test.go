@@ -1,8 +1,10 @@
 package resilience
 
 import (
+	"context"
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -81,4 +83,55 @@ func TestGradientPublished(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdaptiveLimiterReleaseHandsOver: a call that comes while a release
+// has freed a slot and not yet handed it to the waiters queues behind the
+// waiters of its priority: the slot is theirs, the oldest first. The test
+// stops the release between its two steps, which a real one runs a few
+// instructions apart.
+func TestAdaptiveLimiterReleaseHandsOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewAdaptiveLimiter(WithAdaptiveInitial(1), WithAdaptiveWait(time.Hour))
+		if _, err := l.Enter(context.Background()); err != nil { // the slot the release frees
+			t.Fatal(err)
+		}
+		type result struct {
+			done func(error)
+			err  error
+		}
+		enter := func() chan result {
+			c := make(chan result, 1)
+			go func() {
+				done, err := l.Enter(context.Background())
+				c <- result{done, err}
+			}()
+			synctest.Wait()
+			return c
+		}
+		first := enter()
+		l.state.Add(-1) // the release's first step: the slot is free
+		second := enter()
+		if got := l.Queued(); got != 2 {
+			t.Fatalf("Queued() = %d with a slot freed and not handed over, want 2: the second call took it", got)
+		}
+		l.mu.Lock() // the release's second step
+		l.admitWaiters()
+		l.mu.Unlock()
+		synctest.Wait()
+		r := <-first
+		if r.err != nil {
+			t.Fatalf("the first waiter: %v", r.err)
+		}
+		r.done(nil)
+		synctest.Wait()
+		r = <-second
+		if r.err != nil {
+			t.Fatalf("the second waiter: %v", r.err)
+		}
+		r.done(nil)
+		if l.InFlight() != 0 || l.Queued() != 0 {
+			t.Errorf("InFlight() = %d, Queued() = %d at the end, want 0, 0", l.InFlight(), l.Queued())
+		}
+	})
 }
