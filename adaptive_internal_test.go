@@ -1,8 +1,10 @@
 package resilience
 
 import (
+	"context"
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -39,6 +41,12 @@ func TestGradientUpdate(t *testing.T) {
 			110, reasonLatency, 10 * ms, false},
 		{"probe due", func() gradient { g := base(); g.nextProbe = 0; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
 			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
+		{"probe due at this very window", func() gradient { g := base(); g.nextProbe = time.Second; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
+		{"drops ten times as slow: the latency's deeper cut holds", base, windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true},
+			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
+		{"drops, the latency cutting exactly a tenth: the latency's reason", func() gradient { g := base(); g.limit = 3.125; return g },
+			windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true}, 2.8125, reasonLatency, 10 * ms, false}, // 1.5625 + √1.5625 = 0.9 · 3.125
 		{"probe ends: the baseline is its mean, even higher", func() gradient { g := base(); g.probing = true; return g },
 			windowStats{n: 50, sum: 1000 * ms}, 100, reasonProbeEnded, 20 * ms, false},
 		{"no samples", base, windowStats{}, 100, nil, 10 * ms, false},
@@ -75,4 +83,55 @@ func TestGradientPublished(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdaptiveLimiterReleaseHandsOver: a call that comes while a release
+// has freed a slot and not yet handed it to the waiters queues behind the
+// waiters of its priority: the slot is theirs, the oldest first. The test
+// stops the release between its two steps, which a real one runs a few
+// instructions apart.
+func TestAdaptiveLimiterReleaseHandsOver(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewAdaptiveLimiter(WithAdaptiveInitial(1), WithAdaptiveWait(time.Hour))
+		if _, err := l.Enter(context.Background()); err != nil { // the slot the release frees
+			t.Fatal(err)
+		}
+		type result struct {
+			done func(error)
+			err  error
+		}
+		enter := func() chan result {
+			c := make(chan result, 1)
+			go func() {
+				done, err := l.Enter(context.Background())
+				c <- result{done, err}
+			}()
+			synctest.Wait()
+			return c
+		}
+		first := enter()
+		l.state.Add(-1) // the release's first step: the slot is free
+		second := enter()
+		if got := l.Queued(); got != 2 {
+			t.Fatalf("Queued() = %d with a slot freed and not handed over, want 2: the second call took it", got)
+		}
+		l.mu.Lock() // the release's second step
+		l.admitWaiters()
+		l.mu.Unlock()
+		synctest.Wait()
+		r := <-first
+		if r.err != nil {
+			t.Fatalf("the first waiter: %v", r.err)
+		}
+		r.done(nil)
+		synctest.Wait()
+		r = <-second
+		if r.err != nil {
+			t.Fatalf("the second waiter: %v", r.err)
+		}
+		r.done(nil)
+		if l.InFlight() != 0 || l.Queued() != 0 {
+			t.Errorf("InFlight() = %d, Queued() = %d at the end, want 0, 0", l.InFlight(), l.Queued())
+		}
+	})
 }

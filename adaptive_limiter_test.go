@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -118,6 +119,56 @@ func TestAdaptiveLimiterRefusal(t *testing.T) {
 	assert.Equal(t, 10, l.Limit())
 }
 
+// TestAdaptiveLimiterShares: a call is admitted while fewer calls than its
+// priority's share of the limit are in flight, and refused from there on;
+// a priority outside the named ones counts as the nearest, and every
+// priority may use a limit of 1.
+func TestAdaptiveLimiterShares(t *testing.T) {
+	tests := []struct {
+		limit int
+		p     resilience.Priority
+		share int
+	}{
+		{10, resilience.PrioritySheddable, 5},
+		{10, resilience.PriorityLow, 7},
+		{10, resilience.PriorityNormal, 8},
+		{10, resilience.PriorityHigh, 9},
+		{10, resilience.PriorityCritical, 10},
+		{10, -5, 5},
+		{10, 7, 10},
+		{100, resilience.PrioritySheddable, 50},
+		{100, resilience.PriorityLow, 70},
+		{1, resilience.PrioritySheddable, 1},
+		{1, resilience.PriorityNormal, 1},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("limit %d, %v", tc.limit, tc.p), func(t *testing.T) {
+			l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 100), resilience.WithAdaptiveInitial(tc.limit))
+			ctx := resilience.WithPriority(context.Background(), tc.p)
+			crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
+			var held []func(error)
+			for n := 0; n <= tc.limit; n++ {
+				done, err := l.Enter(ctx)
+				if n < tc.share {
+					require.NoError(t, err, "with %d in flight", n)
+					done(nil)
+				} else {
+					require.ErrorIs(t, err, resilience.ErrLimitExceeded, "with %d in flight", n)
+				}
+				if n < tc.limit {
+					done, err := l.Enter(crit)
+					require.NoError(t, err)
+					held = append(held, done)
+				}
+			}
+			for _, done := range held {
+				done(nil)
+			}
+			assert.Zero(t, l.InFlight())
+		})
+	}
+}
+
 func TestAdaptiveLimiterBadOptions(t *testing.T) {
 	tests := []struct {
 		name string
@@ -135,6 +186,7 @@ func TestAdaptiveLimiterBadOptions(t *testing.T) {
 		{"tolerance below 1", func() { resilience.WithAdaptiveTolerance(0.5) }, "resilience: WithAdaptiveTolerance: tolerance must be at least 1 and finite, got 0.5"},
 		{"window 0", func() { resilience.WithAdaptiveWindow(0) }, "resilience: WithAdaptiveWindow: window must be positive, got 0s"},
 		{"probe interval negative", func() { resilience.WithAdaptiveProbeInterval(-time.Second) }, "resilience: WithAdaptiveProbeInterval: interval must be positive, got -1s"},
+		{"probe interval 0", func() { resilience.WithAdaptiveProbeInterval(0) }, "resilience: WithAdaptiveProbeInterval: interval must be positive, got 0s"},
 		{"wait negative", func() { resilience.WithAdaptiveWait(-1) }, "resilience: WithAdaptiveWait: wait must not be negative, got -1ns"},
 		{"queue negative", func() { resilience.WithAdaptiveQueue(-1) }, "resilience: WithAdaptiveQueue: queue length must not be negative, got -1"},
 		{"drop predicate nil", func() { resilience.WithAdaptiveDropIf(nil) }, "resilience: WithAdaptiveDropIf: predicate is nil"},
@@ -143,6 +195,36 @@ func TestAdaptiveLimiterBadOptions(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.PanicsWithValue(t, tc.want, tc.f)
+		})
+	}
+}
+
+// TestAdaptiveLimiterOptionBounds: each option takes the value at the end
+// of its range, and the limit starts where the options put it.
+func TestAdaptiveLimiterOptionBounds(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      []resilience.AdaptiveLimiterOption
+		wantLimit int
+	}{
+		{"limits 1 to MaxInt32, starting at the ceiling", []resilience.AdaptiveLimiterOption{
+			resilience.WithAdaptiveLimits(1, math.MaxInt32), resilience.WithAdaptiveInitial(math.MaxInt32)}, math.MaxInt32},
+		{"floor at the ceiling: the default initial is the ceiling", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(5, 5)}, 5},
+		{"floor above 20: the default initial is the floor", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(30, 100)}, 30},
+		{"initial at the floor", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(3, 10), resilience.WithAdaptiveInitial(3)}, 3},
+		{"initial at the ceiling", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveLimits(3, 10), resilience.WithAdaptiveInitial(10)}, 10},
+		{"initial 1", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1)}, 1},
+		{"tolerance 1", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveTolerance(1)}, 20},
+		{"window 1ns", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveWindow(1)}, 20},
+		{"probe interval 1ns", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveProbeInterval(1)}, 20},
+		{"no wait", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveWait(0)}, 20},
+		{"no queue", []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveQueue(0)}, 20},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var l *resilience.AdaptiveLimiter
+			require.NotPanics(t, func() { l = resilience.NewAdaptiveLimiter(tc.opts...) })
+			assert.Equal(t, tc.wantLimit, l.Limit())
 		})
 	}
 }
@@ -232,11 +314,229 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 	}
 }
 
+// TestAdaptiveLimiterWindowLength: the limit moves at most once a window,
+// which lasts the shortest window (100ms by default) or twice the recent
+// mean latency, whichever is longer, however many samples come sooner.
+func TestAdaptiveLimiterWindowLength(t *testing.T) {
+	tests := []struct {
+		name    string
+		latency time.Duration
+		rounds  int // rounds of calls after the first probe until the limit moves
+	}{
+		{"the shortest window", 10 * time.Millisecond, 10},
+		{"twice the latency", 100 * time.Millisecond, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(&recorder{}),
+				resilience.WithAdaptiveInitial(100))
+			// round runs 50 calls at once, each taking tc.latency: busy,
+			// and about 25 samples between probes, more than a window needs.
+			round := func() {
+				var dones []func(error)
+				for range 50 {
+					done, err := l.Enter(context.Background())
+					require.NoError(t, err)
+					dones = append(dones, done)
+				}
+				clk.Add(tc.latency)
+				for _, done := range dones {
+					done(nil)
+				}
+			}
+			for range 4 { // the first probe, 200 calls
+				round()
+			}
+			require.Equal(t, 100, l.Limit(), "after the first probe")
+			for i := 1; i < tc.rounds; i++ {
+				round()
+				require.Equal(t, 100, l.Limit(), "%v after the probe", time.Duration(i)*tc.latency)
+			}
+			round()
+			assert.Greater(t, l.Limit(), 100, "%v after the probe", time.Duration(tc.rounds)*tc.latency)
+		})
+	}
+}
+
+// TestAdaptiveLimiterProbe: a probe halves the limit until 200 calls
+// admitted under it have finished, from the instant it began; the calls
+// admitted before it, under the full limit, even a nanosecond before, are
+// no samples of it.
+func TestAdaptiveLimiterProbe(t *testing.T) {
+	clk := newManualClock()
+	rec := &recorder{outcomes: true} // every call timed
+	l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec),
+		resilience.WithAdaptiveProbeInterval(time.Nanosecond))
+	enter := func(n int) []func(error) {
+		var dones []func(error)
+		for range n {
+			done, err := l.Enter(context.Background())
+			require.NoError(t, err)
+			dones = append(dones, done)
+		}
+		return dones
+	}
+	finish := func(dones []func(error)) {
+		for _, done := range dones {
+			done(nil)
+		}
+	}
+	for range 29 { // the first probe, under the initial limit, and most of a window of 100ms
+		dones := enter(10)
+		clk.Add(10 * time.Millisecond)
+		finish(dones)
+	}
+	require.Equal(t, 20, l.Limit())
+	dones := enter(10)
+	clk.Add(10*time.Millisecond - time.Nanosecond)
+	dones = append(dones, enter(1)...)
+	clk.Add(time.Nanosecond)
+	finish(dones) // the window closes, and a probe is due
+	var last resilience.Event
+	for _, e := range rec.take() {
+		if e.Kind == resilience.EventLimitChanged {
+			last = e
+		}
+	}
+	require.Equal(t, "probe", fmt.Sprint(last.Reason), "the last limit change")
+	half := last.Size
+	require.Equal(t, half, l.Limit())
+	for range 199 { // calls admitted the instant the probe began, at once done
+		finish(enter(1))
+	}
+	assert.Equal(t, half, l.Limit(), "after 199 calls of the probe")
+	finish(enter(1))
+	assert.InDelta(t, 2*half, l.Limit(), 1, "after 200 calls of the probe, the limit before it")
+}
+
+// TestAdaptiveLimiterSampling: between probes the limiter times about 64
+// calls a window, reckoned from the calls of the window before: after a
+// probe of 200 calls, one call in two. The next window, 20 samples at
+// least, then takes 40 calls.
+func TestAdaptiveLimiterSampling(t *testing.T) {
+	clk := newManualClock()
+	l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk))
+	// calls runs n calls at once, each taking d.
+	calls := func(n int, d time.Duration) {
+		var dones []func(error)
+		for range n {
+			done, err := l.Enter(context.Background())
+			require.NoError(t, err)
+			dones = append(dones, done)
+		}
+		clk.Add(d)
+		for _, done := range dones {
+			done(nil)
+		}
+	}
+	for range 20 { // the first probe: 200 calls of 10ms
+		calls(10, 10*time.Millisecond)
+	}
+	require.Equal(t, 20, l.Limit())
+	for i := range 19 { // calls twice as slow, which lower the limit once a window ends
+		calls(2, 20*time.Millisecond)
+		require.Equal(t, 20, l.Limit(), "after %d calls", 2*(i+1))
+	}
+	calls(2, 20*time.Millisecond)
+	assert.Less(t, l.Limit(), 20, "after 40 calls")
+}
+
+// TestAdaptiveLimiterRetryAfter: a refusal's hint is the recent mean
+// latency of the calls, a millisecond at least.
+func TestAdaptiveLimiterRetryAfter(t *testing.T) {
+	tests := []struct {
+		name    string
+		latency time.Duration // of the 200 calls of the first probe; 0: no call yet
+		want    time.Duration
+	}{
+		{"no call yet", 0, time.Millisecond},
+		{"calls of 10ms", 10 * time.Millisecond, 10 * time.Millisecond},
+		{"calls of 37.5ms", 37500 * time.Microsecond, 37500 * time.Microsecond},
+		{"calls of 1µs", time.Microsecond, time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithAdaptiveLimits(10, 10))
+			crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
+			hold := func() []func(error) {
+				var dones []func(error)
+				for range 10 {
+					done, err := l.Enter(crit)
+					require.NoError(t, err)
+					dones = append(dones, done)
+				}
+				return dones
+			}
+			rounds := 20 // of 10 calls: the first probe
+			if tc.latency == 0 {
+				rounds = 0
+			}
+			for range rounds {
+				dones := hold()
+				clk.Add(tc.latency)
+				for _, done := range dones {
+					done(nil)
+				}
+			}
+			held := hold()
+			_, err := l.Enter(context.Background())
+			for _, done := range held {
+				done(nil)
+			}
+			require.ErrorIs(t, err, resilience.ErrLimitExceeded)
+			d, ok := resilience.RetryAfter(err)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, d)
+		})
+	}
+}
+
+// TestAdaptiveLimiterCallEnded: an observer that asks for outcomes is told
+// of every call's end, its error and how long it took, through Enter and
+// through Guarded.
+func TestAdaptiveLimiterCallEnded(t *testing.T) {
+	boom := errors.New("boom")
+	tests := []struct {
+		name string
+		call func(l *resilience.AdaptiveLimiter, clk *manualClock, d time.Duration, err error)
+	}{
+		{"Enter", func(l *resilience.AdaptiveLimiter, clk *manualClock, d time.Duration, err error) {
+			done, enterErr := l.Enter(context.Background())
+			require.NoError(t, enterErr)
+			clk.Add(d)
+			done(err)
+		}},
+		{"Guarded", func(l *resilience.AdaptiveLimiter, clk *manualClock, d time.Duration, err error) {
+			_, _ = resilience.Do(context.Background(), resilience.Guarded[int](l), func(context.Context) (int, error) {
+				clk.Add(d)
+				return 0, err
+			})
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			rec := &recorder{outcomes: true}
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec))
+			clk.Add(time.Second)
+			tc.call(l, clk, 3*time.Millisecond, nil)
+			tc.call(l, clk, 7*time.Millisecond, boom)
+			assert.Equal(t, []resilience.Event{
+				{Kind: resilience.EventCallEnded, Component: "adaptive-limiter", Duration: 3 * time.Millisecond},
+				{Kind: resilience.EventCallEnded, Component: "adaptive-limiter", Duration: 7 * time.Millisecond, Err: boom},
+			}, rec.take())
+		})
+	}
+}
+
 // TestAdaptiveLimiterWait: a call may wait for a slot, is served when one
 // frees, and is refused when its wait runs out or leaves with its
 // context's error; a call below the priority that may wait, or whose
-// deadline leaves no time to wait, is refused at once, and a wait ends
-// early enough for the call to meet its deadline.
+// deadline leaves no more than three times the recent mean latency (1ms
+// at least) is refused at once, without waiting, and a wait ends early
+// enough for the call to meet its deadline.
 func TestAdaptiveLimiterWait(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -256,12 +556,15 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 		{name: "at the priority that waits", priority: resilience.PriorityHigh, waitFrom: resilience.PriorityHigh, release: true, queued: true},
 		{name: "deadline cuts the wait", deadline: 100 * time.Millisecond, queued: true, wantErr: resilience.ErrLimitExceeded, wantWait: 97 * time.Millisecond},
 		{name: "deadline leaves no time", deadline: time.Millisecond, wantErr: resilience.ErrLimitExceeded},
+		{name: "deadline leaves just the margin", deadline: 3 * time.Millisecond, wantErr: resilience.ErrLimitExceeded},
 		{name: "deadline passed", deadline: -1, wantErr: context.DeadlineExceeded},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second)}
+				rec := &recorder{}
+				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second),
+					resilience.WithObserver(rec)}
 				if tc.waitFrom != 0 {
 					opts = append(opts, resilience.WithAdaptiveWaitPriority(tc.waitFrom))
 				}
@@ -303,10 +606,184 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 					assert.ErrorIs(t, err, tc.wantErr)
 				}
 				assert.Equal(t, tc.wantWait, took, "time in Enter")
+				waits := 0
+				if tc.queued {
+					waits = 1
+				}
+				refusals := 0
+				if errors.Is(tc.wantErr, resilience.ErrLimitExceeded) {
+					refusals = 1
+				}
+				kinds := rec.kinds()
+				assert.Equal(t, waits, kinds[resilience.EventWaitStarted], "waits started")
+				assert.Equal(t, waits, kinds[resilience.EventWaitEnded], "waits ended")
+				assert.Equal(t, refusals, kinds[resilience.EventRefused], "refusals")
 				if !tc.release {
 					held(nil)
 				}
 				assert.Zero(t, l.Queued())
+			})
+		})
+	}
+}
+
+// TestAdaptiveLimiterQueue: waiting calls are given slots the highest
+// priority first, each within its share of the limit; a call whose share
+// has room is admitted at once, ahead of the waiters of lower priorities;
+// WithAdaptiveQueue bounds the waiters, and a call that finds the queue
+// full is refused at once.
+func TestAdaptiveLimiterQueue(t *testing.T) {
+	const (
+		sheddable = resilience.PrioritySheddable
+		normal    = resilience.PriorityNormal
+		critical  = resilience.PriorityCritical
+	)
+	type step struct {
+		enter   resilience.Priority // a call of this priority enters, unless release
+		release int                 // the number of the call whose slot is freed, from 1
+		// What has become of the calls entered so far, in order: 'a'
+		// admitted, 'r' refused, 'w' waiting.
+		want string
+	}
+	tests := []struct {
+		name  string
+		queue int // -1: any number
+		held  int // normal calls holding slots first, of a limit of 10
+		steps []step
+	}{
+		{"a call whose share has room passes the waiters below", -1, 5, []step{
+			{enter: sheddable, want: "w"},
+			{enter: normal, want: "wa"},
+			{release: 2, want: "wa"}, // 5 in flight, the sheddable share
+			{release: -1, want: "aa"},
+		}},
+		{"the highest priority first", -1, 10, []step{
+			{enter: sheddable, want: "w"},
+			{enter: normal, want: "ww"},
+			{enter: critical, want: "www"},
+			{release: -1, want: "wwa"}, // 9 in flight, then 10: only a critical call fits
+			{release: -1, want: "wwa"}, // 9
+			{release: -1, want: "wwa"}, // 8, the normal share
+			{release: -1, want: "waa"}, // 7, then 8
+			{release: -1, want: "waa"},
+			{release: -1, want: "waa"},
+			{release: -1, want: "waa"}, // 5, the sheddable share
+			{release: -1, want: "aaa"}, // 4, then 5
+		}},
+		{"a queue of one", 1, 10, []step{
+			{enter: normal, want: "w"},
+			{enter: critical, want: "wr"},
+		}},
+		{"no queue", 0, 10, []step{
+			{enter: critical, want: "r"},
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []resilience.AdaptiveLimiterOption{resilience.WithAdaptiveInitial(10), resilience.WithAdaptiveWait(time.Hour)}
+				if tc.queue >= 0 {
+					opts = append(opts, resilience.WithAdaptiveQueue(tc.queue))
+				}
+				l := resilience.NewAdaptiveLimiter(opts...)
+				var held []func(error)
+				for range tc.held {
+					done, err := l.Enter(resilience.WithPriority(context.Background(), critical))
+					require.NoError(t, err)
+					held = append(held, done)
+				}
+				type result struct {
+					done func(error)
+					err  error
+				}
+				var calls []chan result
+				state := func() string {
+					b := make([]byte, len(calls))
+					for i, c := range calls {
+						select {
+						case r := <-c:
+							c <- r
+							b[i] = 'a'
+							if r.err != nil {
+								require.ErrorIs(t, r.err, resilience.ErrLimitExceeded)
+								b[i] = 'r'
+							}
+						default:
+							b[i] = 'w'
+						}
+					}
+					return string(b)
+				}
+				for i, st := range tc.steps {
+					switch {
+					case st.release > 0: // one of the calls
+						r := <-calls[st.release-1]
+						r.done(nil)
+						calls[st.release-1] <- result{done: func(error) {}}
+					case st.release < 0: // one of the held
+						held[0](nil)
+						held = held[1:]
+					default:
+						c := make(chan result, 1)
+						calls = append(calls, c)
+						ctx := resilience.WithPriority(context.Background(), st.enter)
+						go func() {
+							done, err := l.Enter(ctx)
+							c <- result{done, err}
+						}()
+					}
+					synctest.Wait()
+					require.Equal(t, st.want, state(), "after step %d", i+1)
+				}
+				for _, done := range held {
+					done(nil)
+				}
+				synctest.Wait()
+				for _, c := range calls {
+					if r := <-c; r.err == nil {
+						r.done(nil)
+					}
+				}
+				assert.Zero(t, l.InFlight())
+				assert.Zero(t, l.Queued())
+			})
+		})
+	}
+}
+
+// TestAdaptiveLimiterWaitObserverPanics: an observer that panics when a
+// wait starts or ends makes Enter panic, and the call gives back what it
+// held first: its place in the queue, or the slot it was handed.
+func TestAdaptiveLimiterWaitObserverPanics(t *testing.T) {
+	for _, kind := range []resilience.EventKind{resilience.EventWaitStarted, resilience.EventWaitEnded} {
+		t.Run(fmt.Sprint(kind), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				obs := resilience.ObserverFunc(func(_ context.Context, e resilience.Event) {
+					if e.Kind == kind {
+						panic("observer")
+					}
+				})
+				l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(1), resilience.WithAdaptiveWait(time.Second),
+					resilience.WithObserver(obs))
+				held, err := l.Enter(context.Background())
+				require.NoError(t, err)
+				panicked := make(chan any, 1)
+				go func() {
+					defer func() { panicked <- recover() }()
+					_, _ = l.Enter(context.Background())
+				}()
+				synctest.Wait()
+				if kind == resilience.EventWaitEnded {
+					assert.Equal(t, 1, l.Queued())
+					held(nil) // the slot goes to the waiter, whose observer panics
+				}
+				assert.Equal(t, "observer", <-panicked)
+				assert.Zero(t, l.Queued())
+				if kind == resilience.EventWaitStarted {
+					assert.Equal(t, 1, l.InFlight(), "the held call alone")
+					held(nil)
+				}
+				assert.Zero(t, l.InFlight())
 			})
 		})
 	}

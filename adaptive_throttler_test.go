@@ -146,6 +146,51 @@ func TestAdaptiveThrottlerOutcomes(t *testing.T) {
 	}
 }
 
+// TestAdaptiveThrottlerCancelled: a call its caller cancelled counts for
+// nothing, through Enter (whose done takes context.Canceled for the
+// caller's) and through Guarded (where the call's context tells); through
+// Guarded, an error matching context.Canceled while the caller still waits
+// is an answer.
+func TestAdaptiveThrottlerCancelled(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(th *resilience.AdaptiveThrottler)
+		want float64 // the ratio after 20 refusals by the service and 20 such calls
+	}{
+		{"Enter", func(th *resilience.AdaptiveThrottler) {
+			done, err := th.Enter(context.Background())
+			require.NoError(t, err)
+			done(context.Canceled)
+		}, 20.0 / 21},
+		{"Guarded, cancelled by the caller", func(th *resilience.AdaptiveThrottler) {
+			ctx, cancel := context.WithCancel(context.Background())
+			_, _ = resilience.Do(ctx, resilience.Guarded[int](th), func(ctx context.Context) (int, error) {
+				cancel()
+				return 0, ctx.Err()
+			})
+		}, 20.0 / 21},
+		{"Guarded, the caller still there", func(th *resilience.AdaptiveThrottler) {
+			_, _ = resilience.Do(context.Background(), resilience.Guarded[int](th), func(ctx context.Context) (int, error) {
+				return 0, context.Canceled
+			})
+		}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(neverRand{}), resilience.WithClock(newManualClock()))
+			for range 20 {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(resilience.ErrBulkheadFull)
+			}
+			for range 20 {
+				tc.call(th)
+			}
+			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
+		})
+	}
+}
+
 // limiterRefusal returns the refusal of an AdaptiveLimiter whose only slot
 // is taken.
 func limiterRefusal(t *testing.T) error {
@@ -184,10 +229,104 @@ func TestAdaptiveThrottlerWindow(t *testing.T) {
 	}
 }
 
+// TestAdaptiveThrottlerWindowEdges: with the default window of 10s in
+// parts of 1s, a count made at a part's first instant belongs to that
+// part, and leaves the window the instant the part is 10s old, whether or
+// not the throttle was asked anything meanwhile.
+func TestAdaptiveThrottlerWindowEdges(t *testing.T) {
+	type check struct {
+		at   time.Duration // since the start
+		want float64
+	}
+	checks := []check{
+		{999 * time.Millisecond, 30.0 / 31},
+		{time.Second, 45.0 / 56}, // 25 more calls at 1s, 5 accepted
+		{10*time.Second - 1, 45.0 / 56},
+		{10 * time.Second, 15.0 / 26}, // the first part has left
+		{11*time.Second - 1, 15.0 / 26},
+		{11 * time.Second, 0}, // the second has left
+		{25 * time.Second, 0},
+		{25*time.Second + 999*time.Millisecond, 0},
+	}
+	tests := []struct {
+		name  string
+		asked func(check) bool // whether Ratio is asked at this check
+	}{
+		{"asked at every edge", func(check) bool { return true }},
+		{"asked after 10s only", func(c check) bool { return c.at >= 10*time.Second }},
+		{"asked after 11s only", func(c check) bool { return c.at >= 11*time.Second }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+			start := clk.Now()
+			calls := func(n, accepted int) {
+				for i := range n {
+					done, err := th.Enter(context.Background())
+					require.NoError(t, err)
+					if i < accepted {
+						done(nil)
+					} else {
+						done(resilience.ErrTimeout)
+					}
+				}
+			}
+			calls(30, 0)
+			for _, c := range checks {
+				clk.Add(start.Add(c.at).Sub(clk.Now()))
+				if c.at == time.Second {
+					// After a burst the throttle reads the clock for few
+					// requests; Ratio reads it.
+					assert.InDelta(t, 30.0/31, th.Ratio(), 1e-9, "at 1s, before the calls")
+					calls(25, 5)
+				}
+				if tc.asked(c) {
+					assert.InDelta(t, c.want, th.Ratio(), 1e-9, "at %v", c.at)
+				}
+			}
+		})
+	}
+}
+
 // alwaysRand draws 0: the throttle refuses whenever its ratio is above 0.
 type alwaysRand struct{}
 
 func (alwaysRand) Uint64() uint64 { return 0 }
+
+// TestAdaptiveThrottlerRetryAfter: a refusal's hint is the time until the
+// window slides, the current part's end, a millisecond at least; it
+// carries the call's priority.
+func TestAdaptiveThrottlerRetryAfter(t *testing.T) {
+	tests := []struct {
+		at   time.Duration // when the 20th call is refused, after 19 refusals by the service at 0
+		want time.Duration
+	}{
+		{300 * time.Millisecond, 700 * time.Millisecond},
+		{2250 * time.Millisecond, 750 * time.Millisecond},
+		{time.Second - time.Microsecond, time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.at.String(), func(t *testing.T) {
+			clk := newManualClock()
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(alwaysRand{}))
+			for range 19 {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(resilience.ErrBulkheadFull)
+			}
+			clk.Add(tc.at)
+			_, err := th.Enter(resilience.WithPriority(context.Background(), resilience.PriorityLow))
+			require.ErrorIs(t, err, resilience.ErrThrottled)
+			d, ok := resilience.RetryAfter(err)
+			require.True(t, ok)
+			assert.Equal(t, tc.want, d)
+			var se *resilience.ShedError
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, resilience.PriorityLow, se.Priority())
+		})
+	}
+}
 
 // TestAdaptiveThrottlerBusyWindowSlides: a throttle whose requests come
 // so fast that it reads the clock for few of them still lets a call
@@ -222,6 +361,118 @@ func TestAdaptiveThrottlerBusyWindowSlides(t *testing.T) {
 			}
 			require.NoError(t, err)
 			done(nil)
+		})
+	}
+}
+
+// TestAdaptiveThrottlerOptionBounds: each option takes the value at the end
+// of its range; with a window of 10ns, a part lasts a nanosecond.
+func TestAdaptiveThrottlerOptionBounds(t *testing.T) {
+	tests := []struct {
+		name string
+		opts []resilience.AdaptiveThrottlerOption
+		want float64 // the ratio after 20 calls the service refused
+	}{
+		{"K 1", []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(1)}, 20.0 / 21},
+		{"max ratio 1", []resilience.AdaptiveThrottlerOption{resilience.WithThrottleMaxRatio(1)}, 20.0 / 21},
+		{"window 10ns: the refusals leave it after 10ns", []resilience.AdaptiveThrottlerOption{resilience.WithThrottleWindow(10)}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			var th *resilience.AdaptiveThrottler
+			require.NotPanics(t, func() {
+				th = resilience.NewAdaptiveThrottler(append(tc.opts, resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))...)
+			})
+			for range 20 {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(resilience.ErrTimeout)
+			}
+			clk.Add(10 * time.Nanosecond)
+			assert.InDelta(t, tc.want, th.Ratio(), 1e-9)
+		})
+	}
+}
+
+// halfRand draws one half.
+type halfRand struct{}
+
+func (halfRand) Uint64() uint64 { return 1 << 63 }
+
+// TestAdaptiveThrottlerDraw: a call is refused when a draw, uniform in
+// [0, 1), falls below the ratio, so with probability the ratio: a draw
+// equal to it lets the call through.
+func TestAdaptiveThrottlerDraw(t *testing.T) {
+	th := resilience.NewAdaptiveThrottler(resilience.WithClock(newManualClock()), resilience.WithThrottleRand(halfRand{}),
+		resilience.WithThrottleK(1), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+	for i := range 20 {
+		done, err := th.Enter(context.Background())
+		require.NoError(t, err)
+		if i < 10 {
+			done(nil)
+		} else {
+			done(resilience.ErrTimeout)
+		}
+	}
+	done, err := th.Enter(context.Background()) // (21 − 10)/22: one half
+	require.NoError(t, err, "at a ratio of one half")
+	done(resilience.ErrTimeout)
+	_, err = th.Enter(context.Background()) // (22 − 10)/23
+	require.ErrorIs(t, err, resilience.ErrThrottled, "at a ratio above one half")
+}
+
+// readCounter is a manualClock that counts how often it is read.
+type readCounter struct {
+	*manualClock
+	reads int
+}
+
+func (c *readCounter) Now() time.Time { c.reads++; return c.manualClock.Now() }
+
+// TestAdaptiveThrottlerClockReads: a throttle whose requests come faster
+// than 16 a part (of a tenth of the window) reads the clock for few of
+// them; once they come slower than 8 a part, it reads it again for every
+// one, from the next time it reads it after a burst.
+func TestAdaptiveThrottlerClockReads(t *testing.T) {
+	tests := []struct {
+		name     string
+		burst    int           // calls at once first
+		calls    int           // then calls, every apart
+		every    time.Duration //
+		counted  int           // the last calls whose clock reads are counted
+		minReads int
+		maxReads int
+	}{
+		{"100 a millisecond", 0, 100_000, 10 * time.Microsecond, 100_000, 1, 100},
+		{"5 a second", 0, 50, 200 * time.Millisecond, 50, 50, 50},
+		{"5 a second after a burst", 1000, 50, 200 * time.Millisecond, 20, 20, 20},
+		{"16 a part", 0, 64, 62500 * time.Microsecond, 64, 64, 64},
+		// The first call, at once, makes it read every other request; two
+		// reads are then 125ms apart, 8 a part: it goes on so.
+		{"16 a part, after a first call at once", 1, 64, 62500 * time.Microsecond, 64, 32, 32},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := &readCounter{manualClock: newManualClock()}
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+			call := func() {
+				done, err := th.Enter(context.Background())
+				require.NoError(t, err)
+				done(nil)
+			}
+			for range tc.burst {
+				call()
+			}
+			for i := range tc.calls {
+				if i == tc.calls-tc.counted {
+					clk.reads = 0
+				}
+				clk.Add(tc.every)
+				call()
+			}
+			assert.GreaterOrEqual(t, clk.reads, tc.minReads, "clock reads")
+			assert.LessOrEqual(t, clk.reads, tc.maxReads, "clock reads")
 		})
 	}
 }
