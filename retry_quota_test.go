@@ -229,6 +229,10 @@ func TestRetryQuotaIndependentFailures(t *testing.T) {
 				100*tc.rate, calls, failed, float64(attempts)/calls, freeFailed, float64(freeAttempts)/calls, throttleFailed, float64(throttleAttempts)/calls)
 			assert.LessOrEqual(t, failed, tc.maxFailed, "calls failed with the default quota")
 			assert.LessOrEqual(t, attempts, freeAttempts, "attempts with the default quota, at most those without a budget")
+			assert.Greater(t, throttleFailed, failed, "calls failed with the throttle, more than with the default quota")
+			if tc.rate >= 0.2 {
+				assert.LessOrEqual(t, throttleAttempts, calls+calls/50, "attempts with the throttle: retries about off")
+			}
 		})
 	}
 }
