@@ -135,3 +135,49 @@ func TestAdaptiveLimiterReleaseHandsOver(t *testing.T) {
 		}
 	})
 }
+
+// TestAdaptiveLimiterRiseAdmitsWaiters: a window that raises the limit
+// admits the calls waiting at once, as many as the new limit has room
+// for, without waiting for a call to end. The test closes a window whose
+// samples are as fast as the baseline on a busy limiter (a rise by the
+// tolerance and a root) while every slot is held and two calls wait.
+func TestAdaptiveLimiterRiseAdmitsWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := NewAdaptiveLimiter(WithAdaptiveInitial(2), WithAdaptiveWait(time.Hour))
+		critical := WithPriority(context.Background(), PriorityCritical)
+		for range 2 {
+			if _, err := l.Enter(critical); err != nil {
+				t.Fatal(err)
+			}
+		}
+		results := make(chan error, 2)
+		for range 2 {
+			go func() {
+				_, err := l.Enter(critical) // the slot stays held
+				results <- err
+			}()
+		}
+		synctest.Wait()
+		if got := l.Queued(); got != 2 {
+			t.Fatalf("Queued() = %d with every slot held, want 2", got)
+		}
+		const latency = 10 * time.Millisecond
+		l.g.probing, l.g.baseline, l.g.recent, l.g.windowFrom, l.g.nextProbe = false, latency, latency, 0, time.Hour
+		l.n.Store(l.g.minSamples)
+		l.sum.Store(l.g.minSamples * int64(latency))
+		l.busy.Store(true)
+		l.closeWindow(context.Background(), int64(time.Minute))
+		if got := l.Limit(); got <= 3 {
+			t.Fatalf("Limit() = %d after a fast, busy window, want a rise past 3", got)
+		}
+		synctest.Wait()
+		for range 2 {
+			if err := <-results; err != nil {
+				t.Errorf("a waiter: %v", err)
+			}
+		}
+		if got := l.Queued(); got != 0 {
+			t.Errorf("Queued() = %d after the rise, want 0", got)
+		}
+	})
+}
