@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 var (
@@ -79,30 +81,49 @@ const (
 // where recent is the window's mean latency and baseline the no-load
 // latency. Under overload L·g tends to tolerance·capacity in flight, a
 // fixpoint that depends on the baseline and not on the limit's history,
-// so the limit cannot creep up (Gradient2's drift). The baseline is
-// measured afresh every probeEvery by a probe window in which the limit is
-// halved, which drains the queue the limit allowed: a minimum kept over
-// loaded windows would rise with that queue (Vegas' drift). Between probes
-// a window faster than the baseline lowers it. A window with drops (calls
-// that timed out or panicked) cuts the limit by a tenth at least, so a
-// stable latency at a timeout still lowers it; a window in which in-flight
-// never reached half the limit does not raise it, so an idle limiter does
-// not wander to its ceiling.
+// so the limit cannot creep up (Gradient2's drift).
+//
+// The baseline is only ever measured by a probe: a window in which the
+// limit is halved, which drains the queue the limit allowed, so that its
+// mean latency is the service's own. A minimum kept over loaded windows
+// would rise with that queue (Vegas' drift); one kept over short windows
+// falls with their luck, so that a mix of fast and slow calls reads as
+// queueing. A probe comes every probeEvery, and also as soon as the limit
+// has moved by half or doubled since the last one measured the baseline
+// (at most once every probeGap windows): a service that got slower (a
+// slower database, a cold cache) reads as queueing and pushes the limit
+// down, one that got faster lets it run up, and either way the baseline is
+// what is wrong. A window with drops (calls that timed out or panicked)
+// cuts the limit by a tenth at least, so a stable latency at a timeout
+// still lowers it; a window in which in-flight never reached half the
+// limit moves it neither way, since the limit did not decide its latency.
 type gradient struct {
 	floor, ceiling float64
 	tolerance      float64
 	window         time.Duration // shortest window
 	probeEvery     time.Duration
-	probeSamples   int64
-	minSamples     int64
+	minSamples     int64 // samples a window needs to close
 
 	limit      float64       // the limit outside a probe
 	baseline   time.Duration // no-load mean latency; 0 until the first probe ends
 	recent     time.Duration // the last window's mean latency
 	probing    bool
 	windowFrom time.Duration // when the current window (or probe) began
-	nextProbe  time.Duration
+	nextProbe  time.Duration // when a probe is due
+	measuredAt float64       // the limit when the last probe ended
+	noProbe    time.Duration // no probe for a moved limit before this
+	probeTo    time.Duration // a probe's samples are the calls admitted before
+	longest    time.Duration // the longest of a probe's samples so far
 }
+
+// A probe takes as samples the first probeSamples calls it admits, or
+// those it admits in probeWindows windows if fewer; probeGap is how many
+// windows after a probe a moved limit may start the next.
+const (
+	probeSamples = 100
+	probeWindows = 5
+	probeGap     = 10
+)
 
 // windowStats are the aggregates of one window's samples.
 type windowStats struct {
@@ -112,28 +133,61 @@ type windowStats struct {
 }
 
 // published returns the limit calls are admitted under: during a probe,
-// half the limit.
+// half the limit, or half the limit the last probe measured at if that is
+// lower: a limit that ran up on a baseline gone stale, or in the first
+// busy window of an overload, would not drain the queue at half.
 func (g *gradient) published() int64 {
 	l := g.limit
 	if g.probing && g.baseline > 0 {
-		l = max(g.floor, l/2)
+		l = max(g.floor, min(l, g.measuredAt)/2)
 	}
 	return int64(l)
 }
 
+// span returns how long the current window lasts: the shortest window, or
+// twice the recent latency if that is longer.
+func (g *gradient) span() time.Duration { return max(g.window, sat.Mul(g.recent, 2)) }
+
 // closesAt returns when the current window may close and how many samples
-// it needs by then.
+// it needs by then. A probe's samples are the calls it admitted before
+// probeTo, and it waits for every one of them ([gradient.closes]), so that
+// slow calls still running are not left out of its mean; but no longer
+// than twice the longest seen or a span after probeTo, whichever is
+// longer, should a call hang.
 func (g *gradient) closesAt() (at time.Duration, samples int64) {
 	if g.probing {
-		return g.windowFrom, g.probeSamples
+		return sat.Add(g.probeTo, sat.Mul(max(g.span(), g.longest), 2)), g.minSamples
 	}
-	return g.windowFrom + max(g.window, 2*g.recent), g.minSamples
+	return sat.Add(g.windowFrom, g.span()), g.minSamples
+}
+
+// closes reports whether the window closes at now with n samples: a
+// probe's once it has minSamples and pending of its samples are still
+// out, none or too long; another's when closesAt says. A probe that has
+// too few samples by probeTo takes samples for another span.
+func (g *gradient) closes(now time.Duration, n int64, longest time.Duration, pending int64) bool {
+	if !g.probing {
+		at, need := g.closesAt()
+		return now >= at && n >= need
+	}
+	g.longest = max(g.longest, longest)
+	if now < g.probeTo {
+		return false
+	}
+	if n < g.minSamples {
+		g.probeTo = sat.Add(now, g.span())
+		return false
+	}
+	at, _ := g.closesAt()
+	return pending <= 0 || now >= at
 }
 
 // startProbe begins a probe window at now.
 func (g *gradient) startProbe(now time.Duration) {
 	g.probing = true
 	g.windowFrom = now
+	g.probeTo = sat.Add(now, sat.Mul(g.span(), probeWindows))
+	g.longest = 0
 }
 
 // update closes the window at now with aggregates s, and says why the
@@ -147,25 +201,35 @@ func (g *gradient) update(now time.Duration, s windowStats) error {
 	g.recent = max(mean, 1)
 	if g.probing {
 		g.probing = false
-		g.baseline = g.recent
-		g.nextProbe = now + g.probeEvery
+		// A probe's mean is of a hundred calls: near the last baseline, it
+		// is averaged with it, for the precision of two probes; far from
+		// it, the service changed, and it is the baseline.
+		if b := g.baseline; b > 0 && g.recent < b+b/4 && g.recent > b-b/4 {
+			g.baseline = b/2 + g.recent/2
+		} else {
+			g.baseline = g.recent
+		}
+		g.measuredAt = g.limit
+		g.nextProbe = sat.Add(now, g.probeEvery)
+		g.noProbe = sat.Add(now, sat.Mul(g.window, probeGap))
 		return reasonProbeEnded
 	}
-	if mean < g.baseline {
-		g.baseline = g.recent
-	}
-	gr := min(max(g.tolerance*float64(g.baseline)/float64(g.recent), 0.5), 2)
-	l := g.limit * gr
-	l += math.Sqrt(l)
-	var why error = reasonLatency
-	if !s.busy {
-		l = min(l, g.limit)
+	l, why := g.limit, error(nil)
+	if s.busy {
+		gr := min(max(g.tolerance*float64(g.baseline)/float64(g.recent), 0.5), 2)
+		l = g.limit * gr
+		l += math.Sqrt(l)
+		why = reasonLatency
 	}
 	if s.drops > 0 && l > 0.9*g.limit {
 		l, why = 0.9*g.limit, reasonDrops
 	}
-	g.limit = min(max(l, g.floor), g.ceiling)
-	if now >= g.nextProbe {
+	// Until a probe has measured the baseline again, the limit at most
+	// doubles: a baseline gone stale (the service got faster) lets it run
+	// up, and a probe from too high a limit would not drain the queue.
+	g.limit = min(max(l, g.floor), g.ceiling, max(2*g.measuredAt, g.floor))
+	moved := g.limit >= 2*g.measuredAt || 2*g.limit <= g.measuredAt
+	if now >= g.nextProbe || moved && now >= g.noProbe {
 		g.startProbe(now)
 		return reasonProbe
 	}

@@ -12,8 +12,9 @@ func TestGradientUpdate(t *testing.T) {
 	const ms = time.Millisecond
 	base := func() gradient {
 		return gradient{floor: 1, ceiling: 1000, tolerance: 1.25, window: 100 * ms, probeEvery: 30 * time.Second,
-			probeSamples: 50, minSamples: 20, limit: 100, baseline: 10 * ms, nextProbe: time.Hour}
+			minSamples: 20, limit: 100, baseline: 10 * ms, nextProbe: time.Hour, measuredAt: 100, noProbe: time.Hour}
 	}
+	soon := func(g gradient) gradient { g.noProbe = 0; return g }
 	tests := []struct {
 		name      string
 		g         func() gradient
@@ -26,15 +27,27 @@ func TestGradientUpdate(t *testing.T) {
 		{"no queue, busy: up by a quarter and the root", base, windowStats{n: 20, sum: 200 * ms, busy: true},
 			125 + math.Sqrt(125), reasonLatency, 10 * ms, false},
 		{"no queue, idle: stays", base, windowStats{n: 20, sum: 200 * ms},
-			100, reasonLatency, 10 * ms, false},
+			100, nil, 10 * ms, false},
+		{"slow, idle: stays, the limit did not make the latency", base, windowStats{n: 20, sum: 2000 * ms},
+			100, nil, 10 * ms, false},
+		{"idle with drops: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms},
+			90, reasonDrops, 10 * ms, false},
 		{"twice as slow: to 62.5 and the root", base, windowStats{n: 20, sum: 400 * ms, busy: true},
 			62.5 + math.Sqrt(62.5), reasonLatency, 10 * ms, false},
 		{"ten times as slow: halved at most", base, windowStats{n: 20, sum: 2000 * ms, busy: true},
 			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
 		{"drops at no-load latency: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms, busy: true},
 			90, reasonDrops, 10 * ms, false},
-		{"faster than the baseline: the baseline falls", base, windowStats{n: 20, sum: 100 * ms, busy: true},
-			125 + math.Sqrt(125), reasonLatency, 5 * ms, false},
+		{"faster than the baseline: the baseline stays, the limit doubles at most", base, windowStats{n: 20, sum: 100 * ms, busy: true},
+			200, reasonLatency, 10 * ms, false},
+		{"doubled since the baseline was measured: a probe", func() gradient { return soon(base()) }, windowStats{n: 20, sum: 100 * ms, busy: true},
+			200, reasonProbe, 10 * ms, true},
+		{"halved since the baseline was measured: a probe", func() gradient { g := soon(base()); g.limit = 60; return g },
+			windowStats{n: 20, sum: 2000 * ms, busy: true}, 30 + math.Sqrt(30), reasonProbe, 10 * ms, true},
+		{"moved, but too soon after the last probe", func() gradient { g := base(); g.limit = 60; return g }, windowStats{n: 20, sum: 2000 * ms, busy: true},
+			30 + math.Sqrt(30), reasonLatency, 10 * ms, false},
+		{"moved by less than half: no probe", func() gradient { return soon(base()) }, windowStats{n: 20, sum: 2000 * ms, busy: true},
+			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
 		{"floor holds", func() gradient { g := base(); g.limit, g.floor = 2, 2; return g }, windowStats{n: 20, sum: 2000 * ms, busy: true},
 			2, reasonLatency, 10 * ms, false},
 		{"ceiling holds", func() gradient { g := base(); g.ceiling = 110; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
@@ -45,10 +58,12 @@ func TestGradientUpdate(t *testing.T) {
 			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
 		{"drops ten times as slow: the latency's deeper cut holds", base, windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true},
 			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
-		{"drops, the latency cutting exactly a tenth: the latency's reason", func() gradient { g := base(); g.limit = 3.125; return g },
+		{"drops, the latency cutting exactly a tenth: the latency's reason", func() gradient { g := base(); g.limit, g.measuredAt = 3.125, 3.125; return g },
 			windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true}, 2.8125, reasonLatency, 10 * ms, false}, // 1.5625 + √1.5625 = 0.9 · 3.125
 		{"probe ends: the baseline is its mean, even higher", func() gradient { g := base(); g.probing = true; return g },
 			windowStats{n: 50, sum: 1000 * ms}, 100, reasonProbeEnded, 20 * ms, false},
+		{"probe ends: the baseline is its mean, even lower", func() gradient { g := base(); g.probing = true; return g },
+			windowStats{n: 50, sum: 250 * ms}, 100, reasonProbeEnded, 5 * ms, false},
 		{"no samples", base, windowStats{}, 100, nil, 10 * ms, false},
 	}
 	for _, tc := range tests {
@@ -63,18 +78,102 @@ func TestGradientUpdate(t *testing.T) {
 	}
 }
 
-// TestGradientPublished: a probe halves the limit calls see, except the
-// first, which measures under the initial limit.
+// TestGradientProbeEnd: a probe's samples are the calls it admits until
+// probeTo (five windows at most; the limiter brings it forward at its
+// hundredth sample), and it closes once every one of them is back, so that
+// slow calls still running do not leave its mean too low; a call that
+// hangs holds it up to twice the longer of a span and the longest sample
+// after probeTo. With too few samples by probeTo it takes samples for
+// another span. After it, the limit it measured at is the one a moved
+// limit is measured against, and a moved limit may start the next probe
+// only probeGap windows on.
+func TestGradientProbeEnd(t *testing.T) {
+	const ms = time.Millisecond
+	probe := func() gradient {
+		g := gradient{floor: 1, ceiling: 1000, tolerance: 1.25, window: 100 * ms, probeEvery: 30 * time.Second, minSamples: 20, limit: 40, baseline: 10 * ms}
+		g.startProbe(time.Second)
+		return g
+	}
+	if g, want := probe(), time.Second+probeWindows*100*ms; g.probeTo != want {
+		t.Fatalf("probeTo = %v, want %v", g.probeTo, want)
+	}
+	tests := []struct {
+		name    string
+		now     time.Duration
+		n       int64
+		longest time.Duration
+		pending int64
+		want    bool
+	}{
+		{"still taking samples", 1100 * ms, 50, 20 * ms, 0, false},
+		{"samples out", 1500 * ms, 50, 20 * ms, 3, false},
+		{"every sample back", 1500 * ms, 50, 20 * ms, 0, true},
+		{"a call out, not yet two spans on", 1699 * ms, 50, 40 * ms, 1, false},
+		{"a call out two spans on: it hangs", 1700 * ms, 50, 40 * ms, 1, true},
+		{"a call out, not yet twice the longest on", 1700 * ms, 50, 300 * ms, 1, false},
+		{"too few samples", 1500 * ms, 10, 20 * ms, 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := probe()
+			if got := g.closes(tc.now, tc.n, tc.longest, tc.pending); got != tc.want {
+				t.Errorf("closes(%v, %d, %v, %d) = %v, want %v", tc.now, tc.n, tc.longest, tc.pending, got, tc.want)
+			}
+		})
+	}
+	g := probe()
+	g.closes(1500*ms, 10, 20*ms, 0)
+	if g.probeTo != 1600*ms || g.closes(1599*ms, 20, 20*ms, 0) || !g.closes(1600*ms, 20, 20*ms, 0) {
+		t.Errorf("with too few samples: probeTo %v, want 1.6s, and a close there", g.probeTo)
+	}
+	g.update(2*time.Second, windowStats{n: 40, sum: 800 * ms})
+	if g.probing || g.baseline != 20*ms || g.measuredAt != 40 || g.noProbe != 2*time.Second+probeGap*100*ms || g.nextProbe != 32*time.Second {
+		t.Errorf("after the probe: probing %v, baseline %v, measured at %v, no probe before %v, next %v; want false, 20ms, 40, 3s, 32s",
+			g.probing, g.baseline, g.measuredAt, g.noProbe, g.nextProbe)
+	}
+}
+
+// TestGradientSaturates: durations at the end of time do not wrap: a probe
+// interval of math.MaxInt64 brings no probe while the limit holds, and a
+// window of math.MaxInt64 never closes.
+func TestGradientSaturates(t *testing.T) {
+	const ms = time.Millisecond
+	g := gradient{floor: 1, ceiling: 1000, tolerance: 1.25, window: 100 * ms, probeEvery: math.MaxInt64, minSamples: 20, limit: 40, measuredAt: 40}
+	g.startProbe(0)
+	g.update(time.Second, windowStats{n: 40, sum: 400 * ms})
+	for i := range 100 {
+		now := 2*time.Second + time.Duration(i)*100*ms
+		if why := g.update(now, windowStats{n: 40, sum: 450 * ms}); why == reasonProbe {
+			t.Fatalf("a probe at %v with the probe interval math.MaxInt64 and the limit at %v", now, g.limit)
+		}
+	}
+	w := gradient{floor: 1, ceiling: 1000, tolerance: 1.25, window: math.MaxInt64, probeEvery: time.Second, minSamples: 20, limit: 40}
+	w.startProbe(0)
+	if w.closes(100*365*24*time.Hour, 1000, 10*ms, 1) {
+		t.Error("a window of math.MaxInt64 closed after 100 years")
+	}
+	w.probing = false
+	w.windowFrom = time.Hour
+	if at, _ := w.closesAt(); at != math.MaxInt64 {
+		t.Errorf("closesAt() = %v, want math.MaxInt64", at)
+	}
+}
+
+// TestGradientPublished: a probe halves the limit calls see, or the limit
+// the last probe measured at if that is lower, except the first, which
+// measures under the initial limit.
 func TestGradientPublished(t *testing.T) {
 	tests := []struct {
 		name string
 		g    gradient
 		want int64
 	}{
-		{"steady", gradient{floor: 1, limit: 41.7, baseline: 1}, 41},
-		{"probing", gradient{floor: 1, limit: 41.7, baseline: 1, probing: true}, 20},
-		{"probing at the floor", gradient{floor: 30, limit: 41.7, baseline: 1, probing: true}, 30},
-		{"first probe", gradient{floor: 1, limit: 20, probing: true}, 20},
+		{"steady", gradient{floor: 1, limit: 41.7, baseline: 1, measuredAt: 41.7}, 41},
+		{"probing", gradient{floor: 1, limit: 41.7, baseline: 1, measuredAt: 41.7, probing: true}, 20},
+		{"probing at the floor", gradient{floor: 30, limit: 41.7, baseline: 1, measuredAt: 41.7, probing: true}, 30},
+		{"probing after a rise: half the limit measured at", gradient{floor: 1, limit: 80, baseline: 1, measuredAt: 41.7, probing: true}, 20},
+		{"probing after a fall: half the limit", gradient{floor: 1, limit: 20, baseline: 1, measuredAt: 41.7, probing: true}, 10},
+		{"first probe", gradient{floor: 1, limit: 20, measuredAt: 20, probing: true}, 20},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -162,7 +261,7 @@ func TestAdaptiveLimiterRiseAdmitsWaiters(t *testing.T) {
 			t.Fatalf("Queued() = %d with every slot held, want 2", got)
 		}
 		const latency = 10 * time.Millisecond
-		l.g.probing, l.g.baseline, l.g.recent, l.g.windowFrom, l.g.nextProbe = false, latency, latency, 0, time.Hour
+		l.g.probing, l.g.baseline, l.g.recent, l.g.windowFrom, l.g.nextProbe, l.g.noProbe = false, latency, latency, 0, time.Hour, time.Hour
 		l.n.Store(l.g.minSamples)
 		l.sum.Store(l.g.minSamples * int64(latency))
 		l.busy.Store(true)

@@ -37,7 +37,11 @@ type AdaptiveLimiter struct {
 	busy          atomic.Bool
 	closeAt       atomic.Int64 // on the time line
 	need          atomic.Int64 // samples needed to close
-	probeFrom     atomic.Int64 // during a probe, calls entered before are no samples
+	probeFrom     atomic.Int64 // during a probe, calls entered before are no samples,
+	probeTo       atomic.Int64 // nor calls entered from then on; math.MaxInt64 outside
+	probeCalls    atomic.Int64 // during a probe, its number of samples, else 0
+	pending       atomic.Int64 // a probe's samples not yet back
+	longest       atomic.Int64 // the longest of a probe's samples
 
 	wmu sync.Mutex // held by the call closing a window
 	g   gradient   // guarded by wmu
@@ -119,129 +123,12 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	}
 	l.g = gradient{
 		floor: float64(cfg.floor), ceiling: float64(cfg.ceiling), tolerance: cfg.tolerance,
-		window: cfg.window, probeEvery: cfg.probeEvery, probeSamples: 200, minSamples: 20,
-		limit: float64(cfg.initial), probing: true,
+		window: cfg.window, probeEvery: cfg.probeEvery, minSamples: 20,
+		limit: float64(cfg.initial), measuredAt: float64(cfg.initial),
 	}
+	l.g.startProbe(0)
 	l.publish()
 	return l
-}
-
-// AdaptiveLimiterOption configures [NewAdaptiveLimiter]; an [Option] is one too.
-type AdaptiveLimiterOption interface {
-	applyAdaptiveLimiter(*adaptiveConfig)
-}
-
-type adaptiveConfig struct {
-	initial, floor, ceiling int
-	tolerance               float64
-	window, probeEvery      time.Duration
-	wait                    time.Duration
-	waitFrom                Priority
-	queue                   int64
-	dropIf                  func(error) bool
-	common
-}
-
-type adaptiveOptionFunc func(*adaptiveConfig)
-
-func (f adaptiveOptionFunc) applyAdaptiveLimiter(c *adaptiveConfig) { f(c) }
-
-func (o Option) applyAdaptiveLimiter(c *adaptiveConfig) { o.set(&c.common) }
-
-// WithAdaptiveLimits bounds the limit: it never goes below floor nor above
-// ceiling. The defaults are 1 and 1000. It panics if floor is less than 1,
-// or ceiling more than math.MaxInt32; [NewAdaptiveLimiter] panics if floor
-// is above ceiling.
-func WithAdaptiveLimits(floor, ceiling int) AdaptiveLimiterOption {
-	if floor < 1 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveLimits: floor must be at least 1, got %d", floor))
-	}
-	if ceiling > math.MaxInt32 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveLimits: ceiling must be at most %d, got %d", math.MaxInt32, ceiling))
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.floor, c.ceiling = floor, ceiling })
-}
-
-// WithAdaptiveInitial sets the limit to start with, under which the first
-// baseline is measured. The default is 20, or the floor or the ceiling if
-// 20 is outside them. It panics if n is less than 1.
-func WithAdaptiveInitial(n int) AdaptiveLimiterOption {
-	if n < 1 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveInitial: initial limit must be at least 1, got %d", n))
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.initial = n })
-}
-
-// WithAdaptiveTolerance sets how many times the no-load latency calls may
-// take before the limit stops rising. The default is 1.25. It panics if f
-// is NaN, less than 1 or infinite.
-func WithAdaptiveTolerance(f float64) AdaptiveLimiterOption {
-	if !(f >= 1) || math.IsInf(f, 1) {
-		panic(fmt.Sprintf("resilience: WithAdaptiveTolerance: tolerance must be at least 1 and finite, got %v", f))
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.tolerance = f })
-}
-
-// WithAdaptiveWindow sets the shortest window over which latencies are
-// averaged before the limit moves. The default is 100ms. It panics if d is
-// not positive.
-func WithAdaptiveWindow(d time.Duration) AdaptiveLimiterOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveWindow: window must be positive, got %v", d))
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.window = d })
-}
-
-// WithAdaptiveProbeInterval sets how often the no-load latency is measured
-// again by halving the limit for a moment. The default is 30s. It panics
-// if d is not positive.
-func WithAdaptiveProbeInterval(d time.Duration) AdaptiveLimiterOption {
-	if d <= 0 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveProbeInterval: interval must be positive, got %v", d))
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.probeEvery = d })
-}
-
-// WithAdaptiveWait lets a call that finds its share of the limit in use
-// wait for a slot, the highest priority first, up to d and as long as its
-// context's deadline leaves time for an answer. The default, 0, is not to
-// wait. It panics if d is negative.
-func WithAdaptiveWait(d time.Duration) AdaptiveLimiterOption {
-	checkDuration("WithAdaptiveWait", "wait", d)
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.wait = d })
-}
-
-// WithAdaptiveWaitPriority lets only calls of priority p or above wait
-// ([WithAdaptiveWait]); the others are refused at once. The default is
-// every priority.
-func WithAdaptiveWaitPriority(p Priority) AdaptiveLimiterOption {
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.waitFrom = p })
-}
-
-// WithAdaptiveQueue bounds how many calls may wait ([WithAdaptiveWait]) at
-// once. By default any number may. It panics if n is negative.
-func WithAdaptiveQueue(n int) AdaptiveLimiterOption {
-	if n < 0 {
-		panic(fmt.Sprintf("resilience: WithAdaptiveQueue: queue length must not be negative, got %d", n))
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.queue = int64(n) })
-}
-
-// WithAdaptiveDropIf sets which errors of admitted calls are drops, signs
-// of overload that cut the limit. By default a drop is an error matching
-// context.DeadlineExceeded (as [ErrTimeout] does) or a *[PanicError]. It
-// panics if f is nil.
-func WithAdaptiveDropIf(f func(err error) bool) AdaptiveLimiterOption {
-	if f == nil {
-		panic("resilience: WithAdaptiveDropIf: predicate is nil")
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.dropIf = f })
-}
-
-// isDrop is the default drop predicate.
-func isDrop(err error) bool {
-	var pe *PanicError
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe)
 }
 
 // Limit returns the limit calls are admitted under now.
@@ -270,6 +157,7 @@ func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err 
 	for {
 		free := l.slotFree.Load()
 		if free == 0 {
+			l.forget(t)
 			return l.done, nil // no slot: the call is no sample
 		}
 		i := bits.TrailingZeros32(free)
@@ -283,16 +171,43 @@ func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err 
 func (l *AdaptiveLimiter) reportsOutcomes() bool { return l.outcomes }
 
 // elapsed returns the time on the limiter's time line.
-func (l *AdaptiveLimiter) elapsed() int64 { return int64(l.since(l.origin)) }
+// It never goes below 0, also when an injected clock goes back past the
+// limiter's making.
+func (l *AdaptiveLimiter) elapsed() int64 { return max(int64(l.since(l.origin)), 0) }
 
 // ticket returns the ticket of a call just admitted: 0 for a call that is
 // no sample, else one more than the time it was admitted. An observer of
 // outcomes is told every call's duration, so every call is timed.
 func (l *AdaptiveLimiter) ticket() uint64 {
-	if l.calls.Add(1)&l.mask.Load() != 0 && !l.outcomes {
+	c := l.calls.Add(1)
+	if c&l.mask.Load() != 0 && !l.outcomes {
 		return 0
 	}
-	return uint64(l.elapsed()) + 1
+	t := l.elapsed()
+	if to := l.probeTo.Load(); to != math.MaxInt64 && t < to && t >= l.probeFrom.Load() {
+		l.pending.Add(1) // a probe's sample: the probe waits for it
+		if c == l.probeCalls.Load() {
+			// The probe's last sample: the calls admitted from now on are
+			// none.
+			l.probeTo.Store(t + 1)
+		}
+	}
+	return uint64(t) + 1
+}
+
+// forget tells a probe not to wait for the call of ticket t, which will
+// not be timed.
+func (l *AdaptiveLimiter) forget(t uint64) {
+	if l.inProbe(t) {
+		l.pending.Add(-1)
+	}
+}
+
+// inProbe reports whether the call of ticket t is one of a probe's
+// samples: timed, and admitted while the probe took them.
+func (l *AdaptiveLimiter) inProbe(t uint64) bool {
+	to := l.probeTo.Load()
+	return t != 0 && to != math.MaxInt64 && int64(t-1) >= l.probeFrom.Load() && int64(t-1) < to
 }
 
 // threshold returns how many calls of level lv may be in flight under
@@ -377,16 +292,51 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 // cancelled it (for enterCtx, see there).
 func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report bool) {
 	inFlight := l.release()
-	var now int64
-	if t != 0 {
-		now = l.elapsed()
+	if t == 0 {
+		l.tell(ctx, 0, err, report, inFlight)
+		return
 	}
+	now := l.elapsed()
+	probe := l.inProbe(t)
+	if probe {
+		l.pending.Add(-1)
+	}
+	at, to := int64(t-1), l.probeTo.Load()
+	// A sample unless the caller left, the clock went back since, or a
+	// probe is on and the call was admitted before it (under the higher
+	// limit) or after it took its samples.
+	sample := l.tell(ctx, now-at, err, report, inFlight) && now >= at && at >= l.probeFrom.Load() && at < to
+	var n int64
+	if sample {
+		d := now - at
+		l.sum.Add(d)
+		for m := l.longest.Load(); probe && d > m && !l.longest.CompareAndSwap(m, d); m = l.longest.Load() {
+		}
+		n = l.n.Add(1)
+	} else {
+		n = l.n.Load()
+	}
+	if to != math.MaxInt64 {
+		// A probe closes once every sample it took is back.
+		if now >= to && l.pending.Load() <= 0 || now >= l.closeAt.Load() {
+			l.closeWindow(ctx, now)
+		}
+	} else if now >= l.closeAt.Load() && n >= l.need.Load() {
+		l.closeWindow(ctx, now)
+	}
+}
+
+// tell reports the end of a call that took d, if an observer asks, counts
+// a drop, marks the window busy, and reports whether the call says
+// anything of the server: not if its caller left (for enterCtx, see
+// there).
+func (l *AdaptiveLimiter) tell(ctx context.Context, d int64, err error, report bool, inFlight int64) bool {
 	if l.outcomes && report {
-		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(now - int64(t-1))})
+		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(d)})
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled) {
-			return // the caller left: the call says nothing of the server
+			return false
 		}
 		if l.dropIf(err) {
 			l.drops.Add(1)
@@ -395,13 +345,7 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report 
 	if 2*inFlight >= l.limit.Load() && !l.busy.Load() {
 		l.busy.Store(true)
 	}
-	if t == 0 || int64(t-1) < l.probeFrom.Load() {
-		return // not timed, or admitted before the probe, under the higher limit
-	}
-	l.sum.Add(now - int64(t-1))
-	if n := l.n.Add(1); now >= l.closeAt.Load() && n >= l.need.Load() {
-		l.closeWindow(ctx, now)
-	}
+	return true
 }
 
 // closeWindow works out the limit from the window's samples, unless another
@@ -411,8 +355,11 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		return
 	}
 	old := l.limit.Load()
-	at, need := l.g.closesAt()
-	if now < int64(at) || l.n.Load() < need {
+	if to := time.Duration(l.probeTo.Load()); l.g.probing && to < l.g.probeTo {
+		l.g.probeTo = to // the probe admitted all the samples it takes
+	}
+	if !l.g.closes(time.Duration(now), l.n.Load(), time.Duration(l.longest.Load()), l.pending.Load()) {
+		l.publish() // a probe may wait longer, or take samples longer
 		l.wmu.Unlock()
 		return
 	}
@@ -421,9 +368,12 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		drops: l.drops.Swap(0), busy: l.busy.Swap(false),
 	}
 	// Time about samplesPerWindow of the next window's calls, if it is as
-	// busy as this one was.
-	calls := l.calls.Swap(0)
+	// busy as this one was (a probe may be shorter or longer).
+	calls, from := l.calls.Swap(0), l.g.windowFrom
 	why := l.g.update(time.Duration(now), s)
+	if took := time.Duration(now) - from; took > 0 {
+		calls = int64(float64(calls) * float64(l.g.span()) / float64(took))
+	}
 	mask := int64(1)<<(bits.Len64(uint64(max(calls/samplesPerWindow, 1)))-1) - 1
 	if l.g.probing {
 		mask = 0 // a probe times every call, to end soon
@@ -448,9 +398,17 @@ func (l *AdaptiveLimiter) publish() {
 	l.limit.Store(l.g.published())
 	l.hint.Store(int64(l.g.recent))
 	if l.g.probing {
+		if l.probeTo.Load() == math.MaxInt64 {
+			l.pending.Store(0) // a probe begins
+		}
 		l.probeFrom.Store(int64(l.g.windowFrom))
+		l.probeTo.Store(int64(l.g.probeTo))
+		l.probeCalls.Store(probeSamples)
 	} else {
 		l.probeFrom.Store(0)
+		l.probeTo.Store(math.MaxInt64)
+		l.probeCalls.Store(0)
+		l.longest.Store(0)
 	}
 	at, need := l.g.closesAt()
 	l.closeAt.Store(int64(at))

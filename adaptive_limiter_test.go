@@ -278,7 +278,7 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 				opts = append(opts, resilience.WithObserver(rec))
 			}
 			l := resilience.NewAdaptiveLimiter(opts...)
-			for range 40 { // rounds of 10 calls at once, 10ms each: a probe of 200, then windows
+			for range 100 { // rounds of 10 calls at once, 10ms each: the first probe (520ms), then windows
 				ctx, cancel := context.WithCancel(context.Background())
 				var dones []func(error)
 				for range 10 {
@@ -345,7 +345,7 @@ func TestAdaptiveLimiterWindowLength(t *testing.T) {
 					done(nil)
 				}
 			}
-			for range 4 { // the first probe, 200 calls
+			for range 2 { // the first probe: 100 calls, until every one is back
 				round()
 			}
 			require.Equal(t, 100, l.Limit(), "after the first probe")
@@ -359,19 +359,22 @@ func TestAdaptiveLimiterWindowLength(t *testing.T) {
 	}
 }
 
-// TestAdaptiveLimiterProbe: a probe halves the limit until 200 calls
-// admitted under it have finished, from the instant it began; the calls
-// admitted before it, under the full limit, even a nanosecond before, are
-// no samples of it.
+// TestAdaptiveLimiterProbe: a probe halves the limit the last probe
+// measured at (20; it has risen to 30 since); its samples are the first
+// 100 calls admitted from the instant it began, or those of five windows
+// (500ms) if fewer, not one admitted before it under the full limit, even
+// a nanosecond before; it ends once they are all back, and the limit is
+// restored, the baseline the mean of its samples.
 func TestAdaptiveLimiterProbe(t *testing.T) {
 	clk := newManualClock()
 	rec := &recorder{outcomes: true} // every call timed
 	l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec),
 		resilience.WithAdaptiveProbeInterval(time.Nanosecond))
+	crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical) // the whole limit
 	enter := func(n int) []func(error) {
 		var dones []func(error)
 		for range n {
-			done, err := l.Enter(context.Background())
+			done, err := l.Enter(crit)
 			require.NoError(t, err)
 			dones = append(dones, done)
 		}
@@ -382,7 +385,7 @@ func TestAdaptiveLimiterProbe(t *testing.T) {
 			done(nil)
 		}
 	}
-	for range 29 { // the first probe, under the initial limit, and most of a window of 100ms
+	for range 19 { // the first probe, under the initial limit (100 calls), and most of a window of 100ms
 		dones := enter(10)
 		clk.Add(10 * time.Millisecond)
 		finish(dones)
@@ -390,7 +393,7 @@ func TestAdaptiveLimiterProbe(t *testing.T) {
 	require.Equal(t, 20, l.Limit())
 	dones := enter(10)
 	clk.Add(10*time.Millisecond - time.Nanosecond)
-	dones = append(dones, enter(1)...)
+	before := enter(1) // a nanosecond before the probe
 	clk.Add(time.Nanosecond)
 	finish(dones) // the window closes, and a probe is due
 	var last resilience.Event
@@ -402,26 +405,43 @@ func TestAdaptiveLimiterProbe(t *testing.T) {
 	require.Equal(t, "probe", fmt.Sprint(last.Reason), "the last limit change")
 	half := last.Size
 	require.Equal(t, half, l.Limit())
-	for range 199 { // calls admitted the instant the probe began, at once done
+	probe := enter(half - 1) // admitted the instant the probe began, beside the one before it
+	clk.Add(10 * time.Millisecond)
+	finish(probe)
+	clk.Add(70 * time.Millisecond)
+	finish(before) // 80ms: no sample of the probe
+	for range 41 { // to 500ms after the probe began, less a nanosecond
 		finish(enter(1))
+		clk.Add(10 * time.Millisecond)
 	}
-	assert.Equal(t, half, l.Limit(), "after 199 calls of the probe")
-	finish(enter(1))
-	assert.InDelta(t, 2*half, l.Limit(), 1, "after 200 calls of the probe, the limit before it")
+	clk.Add(10*time.Millisecond - time.Nanosecond)
+	finish(enter(1)) // the last sample, of no time
+	assert.Equal(t, half, l.Limit(), "with the probe's samples taken")
+	clk.Add(time.Nanosecond) // 500ms
+	finish(enter(1))         // no sample, and the probe ends: every sample is back
+	assert.Equal(t, 30, l.Limit(), "after the probe, the limit before it: 20 × 1.25 + √25")
+	held := enter(l.Limit())
+	_, err := l.Enter(crit)
+	finish(held)
+	d, _ := resilience.RetryAfter(err)
+	assert.Equal(t, 10*time.Millisecond*time.Duration(half-1)/time.Duration(half-1+42), d,
+		"the recent latency, the probe's mean: %d calls of 10ms and 42 of none", half-1)
 }
 
 // TestAdaptiveLimiterSampling: between probes the limiter times about 64
-// calls a window, reckoned from the calls of the window before: after a
-// probe of 200 calls, one call in two. The next window, 20 samples at
-// least, then takes 40 calls.
+// calls a window, reckoned from the calls of the time before, for a
+// window's length: after a first probe of 100 calls in 50ms, 200 a
+// window, one call in two. The next window, 20 samples at least, then
+// takes 40 calls where it would have taken 30 with every call timed.
 func TestAdaptiveLimiterSampling(t *testing.T) {
 	clk := newManualClock()
 	l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk))
+	crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
 	// calls runs n calls at once, each taking d.
 	calls := func(n int, d time.Duration) {
 		var dones []func(error)
 		for range n {
-			done, err := l.Enter(context.Background())
+			done, err := l.Enter(crit)
 			require.NoError(t, err)
 			dones = append(dones, done)
 		}
@@ -430,15 +450,15 @@ func TestAdaptiveLimiterSampling(t *testing.T) {
 			done(nil)
 		}
 	}
-	for range 20 { // the first probe: 200 calls of 10ms
-		calls(10, 10*time.Millisecond)
+	for range 5 { // the first probe: 100 calls, until every one is back
+		calls(20, 10*time.Millisecond)
 	}
 	require.Equal(t, 20, l.Limit())
-	for i := range 19 { // calls twice as slow, which lower the limit once a window ends
-		calls(2, 20*time.Millisecond)
-		require.Equal(t, 20, l.Limit(), "after %d calls", 2*(i+1))
+	for i := range 3 { // calls four times as slow, which lower the limit once a window ends
+		calls(10, 40*time.Millisecond)
+		require.Equal(t, 20, l.Limit(), "after %d calls", 10*(i+1))
 	}
-	calls(2, 20*time.Millisecond)
+	calls(10, 40*time.Millisecond)
 	assert.Less(t, l.Limit(), 20, "after 40 calls")
 }
 
@@ -447,7 +467,7 @@ func TestAdaptiveLimiterSampling(t *testing.T) {
 func TestAdaptiveLimiterRetryAfter(t *testing.T) {
 	tests := []struct {
 		name    string
-		latency time.Duration // of the 200 calls of the first probe; 0: no call yet
+		latency time.Duration // of the calls of the first probe; 0: no call yet
 		want    time.Duration
 	}{
 		{"no call yet", 0, time.Millisecond},
@@ -469,7 +489,7 @@ func TestAdaptiveLimiterRetryAfter(t *testing.T) {
 				}
 				return dones
 			}
-			rounds := 20 // of 10 calls: the first probe
+			rounds := 10 // of 10 calls: the first probe, 100 calls
 			if tc.latency == 0 {
 				rounds = 0
 			}
@@ -1077,4 +1097,100 @@ func BenchmarkAdaptiveThrottler(b *testing.B) {
 			}
 		})
 	})
+}
+
+// TestAdaptiveLimiterClockBack: a call timed across an injected clock that
+// went back is no sample, so it neither sets a baseline of nothing nor
+// cuts the limit; the limiter's time line never goes below its start,
+// and a window closes when the clock passes its end again.
+func TestAdaptiveLimiterClockBack(t *testing.T) {
+	tests := []struct {
+		name string
+		back time.Duration
+	}{
+		{"a second back", time.Second},
+		{"back past the limiter's making", time.Hour},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			rec := &recorder{}
+			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithObserver(rec))
+			crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
+			round := func(n int, d time.Duration) {
+				var dones []func(error)
+				for range n {
+					done, err := l.Enter(crit)
+					require.NoError(t, err)
+					dones = append(dones, done)
+				}
+				clk.Add(d)
+				for _, done := range dones {
+					done(nil)
+				}
+			}
+			for range 100 { // the first probe, then windows as fast: 1s
+				round(10, 10*time.Millisecond)
+			}
+			before := l.Limit()
+			for range 15 { // a window of calls that end before they began
+				round(10, -tc.back)
+				clk.Add(tc.back + 10*time.Millisecond)
+			}
+			for range 50 { // then as fast as before
+				round(10, 10*time.Millisecond)
+			}
+			for _, e := range rec.take() {
+				if e.Kind == resilience.EventLimitChanged && e.Size < e.Attempt {
+					t.Errorf("the limit fell from %d to %d (%v) with the clock going back", e.Attempt, e.Size, e.Reason)
+				}
+			}
+			assert.GreaterOrEqual(t, l.Limit(), before)
+		})
+	}
+}
+
+// TestAdaptiveLimiterWaitPriorityClamped: a wait priority above critical
+// means critical, one below sheddable every priority.
+func TestAdaptiveLimiterWaitPriorityClamped(t *testing.T) {
+	tests := []struct {
+		name     string
+		from     resilience.Priority
+		p        resilience.Priority
+		wantWait bool
+	}{
+		{"above critical: critical waits", resilience.PriorityCritical + 7, resilience.PriorityCritical, true},
+		{"above critical: high does not", resilience.PriorityCritical + 7, resilience.PriorityHigh, false},
+		{"below sheddable: sheddable waits", resilience.PrioritySheddable - 7, resilience.PrioritySheddable, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(2, 2),
+					resilience.WithAdaptiveWait(time.Second), resilience.WithAdaptiveWaitPriority(tc.from))
+				crit := resilience.WithPriority(context.Background(), resilience.PriorityCritical)
+				var held []func(error)
+				for range 2 {
+					done, err := l.Enter(crit)
+					require.NoError(t, err)
+					held = append(held, done)
+				}
+				errc := make(chan error, 1)
+				go func() {
+					done, err := l.Enter(resilience.WithPriority(context.Background(), tc.p))
+					if err == nil {
+						done(nil)
+					}
+					errc <- err
+				}()
+				synctest.Wait()
+				assert.Equal(t, tc.wantWait, l.Queued() == 1, "Queued() = %d", l.Queued())
+				for _, done := range held {
+					done(nil)
+				}
+				err := <-errc
+				assert.Equal(t, tc.wantWait, err == nil, "Enter = %v", err)
+			})
+		})
+	}
 }

@@ -45,6 +45,9 @@ type loadConfig struct {
 	deadline time.Duration // the client gives up after it: an answer later is no goodput
 	phases   []loadPhase
 	critical float64 // share of calls of PriorityCritical, the rest PrioritySheddable; 0: no priority
+	// A mix of endpoints: a share slowShare of the calls take slowFactor
+	// times the service time of the others (0: every call alike).
+	slowShare, slowFactor float64
 }
 
 // loadPhase is a stretch of constant load and capacity.
@@ -53,10 +56,29 @@ type loadPhase struct {
 	d       time.Duration
 	load    float64 // offered, times the full capacity
 	workers int     // 0: the full number
+	slow    float64 // every call's service time times this; 0: 1
+	// settle is how long after the phase's start its figures begin; 0:
+	// settleAfter.
+	settle time.Duration
 }
 
-// capacity returns the calls per second the server serves with w workers.
-func (c loadConfig) capacity(w int) float64 { return float64(w) / c.service.Seconds() }
+// capacity returns the calls per second the server serves with w workers
+// at the service time of the first phase.
+func (c loadConfig) capacity(w int) float64 { return float64(w) / c.meanService().Seconds() }
+
+// meanService returns the mean service time of a call, the mix of
+// endpoints included.
+func (c loadConfig) meanService() time.Duration {
+	if c.slowShare == 0 {
+		return c.service
+	}
+	return time.Duration(float64(c.service) * (1 - c.slowShare + c.slowShare*c.slowFactor))
+}
+
+// phaseCapacity returns the calls per second the server serves in phase p.
+func (c loadConfig) phaseCapacity(p loadPhase) float64 {
+	return c.capacity(cmp.Or(p.workers, c.workers)) / cmp.Or(p.slow, 1)
+}
 
 // defaultLoad is the scenario: 20 workers at 10 ms a call (2000 calls/s).
 func defaultLoad(seed uint64) loadConfig {
@@ -332,6 +354,7 @@ type loadBucket struct {
 	latencies                []time.Duration // of the calls answered in the second
 	limit                    float64         // at its end
 	workers                  int
+	capacity                 float64 // calls per second the server serves
 }
 
 // loadResult is one contender's run.
@@ -365,9 +388,13 @@ func runLoad(t *testing.T, cfg loadConfig, ct loadContender) loadResult {
 // call returns the n-th call of the run, arrived at t: its service time, a
 // log-normal of mean cfg.service, and whether it is critical, drawn from
 // the seed and n alone.
-func (cfg loadConfig) call(n uint64, t time.Duration) loadCall {
-	mu := math.Log(float64(cfg.service)) - cfg.sigma*cfg.sigma/2
+func (cfg loadConfig) call(n uint64, t time.Duration, slow float64) loadCall {
 	h := mix(cfg.seed ^ mix(n))
+	mean := float64(cfg.service) * cmp.Or(slow, 1)
+	if cfg.slowShare > 0 && unit(mix(h^0x1b873593)) < cfg.slowShare {
+		mean *= cfg.slowFactor
+	}
+	mu := math.Log(mean) - cfg.sigma*cfg.sigma/2
 	// Box–Muller from two halves of the hash.
 	u1, u2 := max(unit(h), 1e-12), unit(mix(h))
 	z := math.Sqrt(-2*math.Log(u1)) * math.Cos(2*math.Pi*u2)
@@ -405,7 +432,7 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 		switch kind {
 		case loadArrive:
 			n++
-			c := cfg.call(n, e.now)
+			c := cfg.call(n, e.now, cfg.phases[phase].slow)
 			ctx := context.Background()
 			if cfg.critical > 0 {
 				ctx = sheddable
@@ -444,6 +471,7 @@ func simulateLoad(e *engine, cfg loadConfig, g loadGate) []loadBucket {
 		case loadTick:
 			b := &buckets[int(e.now/time.Second)-1]
 			b.limit, b.workers = g.limit(), srv.workers
+			b.capacity = cfg.phaseCapacity(cfg.phases[phase])
 			if e.now >= phaseEnd && phase < len(cfg.phases)-1 {
 				phase++
 				phaseEnd += cfg.phases[phase].d
@@ -678,20 +706,17 @@ func figures(cfg loadConfig, r loadResult, unloaded time.Duration) loadFigures {
 		var good, offered, admitted int
 		var lat []time.Duration
 		var limits []float64
-		for _, b := range r.buckets[from+int(settleAfter/time.Second) : to] {
+		skip := int(cmp.Or(p.settle, settleAfter) / time.Second)
+		for _, b := range r.buckets[from+skip : to] {
 			good += b.good
 			offered += b.offered
 			admitted += b.admitted
 			lat = append(lat, b.latencies...)
 			limits = append(limits, b.limit)
 		}
-		secs := float64(to - from - int(settleAfter/time.Second))
+		secs := float64(to - from - skip)
 		pf.goodput = float64(good) / secs
-		w := p.workers
-		if w == 0 {
-			w = cfg.workers
-		}
-		pf.capacity = cfg.capacity(w)
+		pf.capacity = cfg.phaseCapacity(p)
 		pf.p99 = quantile(lat, 0.99)
 		pf.refused = 1 - float64(admitted)/float64(max(offered, 1))
 		slices.Sort(limits)
@@ -700,7 +725,7 @@ func figures(cfg loadConfig, r loadResult, unloaded time.Duration) loadFigures {
 		for i := to - 1; i >= from; i-- {
 			b := r.buckets[i]
 			lat := slices.Clone(b.latencies)
-			if float64(b.good) < 0.9*min(float64(b.offered), cfg.capacity(b.workers)) || quantile(lat, 0.99) > 2*unloaded {
+			if float64(b.good) < 0.9*min(float64(b.offered), b.capacity) || quantile(lat, 0.99) > 2*time.Duration(cmp.Or(p.slow, 1)*float64(unloaded)) {
 				pf.settled = time.Duration(i+1-from) * time.Second
 				break
 			}
@@ -784,7 +809,7 @@ func priorityBound(seed uint64, crit float64, wait time.Duration) float64 {
 			load = 2
 		}
 		now += time.Duration(arrivals.ExpFloat64() / (load * cfg.capacity(cfg.workers)) * float64(time.Second))
-		c := cfg.call(n, now)
+		c := cfg.call(n, now, 0)
 		if load == 2 && !c.critical {
 			continue
 		}
@@ -994,7 +1019,7 @@ func drawLoad(dir string, cfg loadConfig, rs []loadResult, unloaded time.Duratio
 	for i, b := range rs[0].buckets {
 		x := float64(i) + 0.5
 		workers = append(workers, plotter.XY{X: x, Y: float64(b.workers)})
-		capacity = append(capacity, plotter.XY{X: x, Y: cfg.capacity(b.workers)})
+		capacity = append(capacity, plotter.XY{X: x, Y: b.capacity})
 	}
 	if err := addLine(limit, "workers", 6, workers); err != nil {
 		return err
