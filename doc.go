@@ -68,11 +68,16 @@
 //
 // # Observability
 //
-// Every constructor takes [WithObserver] and [WithName]: the component then
-// reports what it does (retries, give-ups, timeouts, refusals, state
-// changes, waits, batches) to an [Observer] as [Event] values labelled with
-// its name; a call that succeeds reports nothing unless an [OutcomeObserver]
-// asks, once per call through a [Compose]. [SlogObserver] logs events
+// The constructors of the policies ([Timeout], [Retry], [Hedge],
+// [Fallback], the chaos policies), of the guards, of the [Batcher], [Loader]
+// and [Singleflight] and of the retry budgets take [WithObserver] and
+// [WithName]: the component then reports what it does (retries, give-ups,
+// timeouts, refusals, state changes, waits, batches) to an [Observer] as
+// [Event] values labelled with its name; a call that succeeds reports
+// nothing unless an [OutcomeObserver] asks, once per call through a
+// [Compose]. [NewCursor] and [Repeat] accept both and report nothing;
+// [NewRegistry] panics on both (it takes [WithClock] alone); [Compose],
+// [Guarded], the backoffs and the observers take neither. [SlogObserver] logs events
 // through log/slog, [MultiObserver] hands them to several observers, and
 // the module github.com/faf87a20/resilience/resilienceotel records them as
 // OpenTelemetry metrics and span events.
