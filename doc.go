@@ -95,11 +95,15 @@
 //
 // # Testing
 //
-// Every wait and reading of the time that a call depends on goes through
-// the [Clock] given with [WithClock]: any Clock works, and a *clock.Mock of
+// In a testing/synctest bubble the real clock is fake, so a test of
+// timeouts, retries and cool-downs built inside the bubble runs in no real
+// time with nothing more. To move time yourself, give a [Clock] with
+// [WithClock]: every wait and reading of the time that a call depends on
+// goes through it. Any Clock works, and a *clock.Mock of
 // github.com/benbjohnson/clock is one (the package itself imports only the
-// standard library). In a testing/synctest bubble the real clock is fake
-// too. The chaos policies ([ChaosFault], [ChaosLatency], [ChaosOutcome],
+// standard library); docs/testing-your-code.md shows both ways.
+//
+// The chaos policies ([ChaosFault], [ChaosLatency], [ChaosOutcome],
 // [ChaosBehavior]), innermost in a chain, inject failures, delays, answers
 // and side effects, to show the policies around them at work before an
 // outage does.
