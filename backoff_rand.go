@@ -7,10 +7,18 @@ import (
 	"time"
 )
 
-// Rand is the randomness a jittered backoff draws from, such as a
-// *rand.Rand of math/rand/v2. By default jitter comes from math/rand/v2's
-// top-level functions; a Rand given to a shared backoff must be safe for
-// concurrent use, as a *rand.Rand is not.
+// Rand is a source of randomness, such as a *rand.Rand of math/rand/v2,
+// for the jitter of a backoff ([UseRand]), the draws of an
+// [AdaptiveThrottler] ([WithThrottleRand]) and those of a chaos policy
+// ([WithChaosRand]). By default they draw from math/rand/v2's top-level
+// functions, which are safe for concurrent use.
+//
+// A Rand must be safe for concurrent use when two goroutines may draw
+// from it at once. A backoff and a throttle draw in the goroutine of each
+// call, so a shared one draws from several at once; a chaos policy draws
+// under a lock of its own, one call at a time. A *rand.Rand, which is not
+// safe for concurrent use, thus suits one chaos policy, or a backoff or a
+// throttle that one goroutine uses.
 type Rand interface {
 	// Uint64 returns a uniform 64-bit number.
 	Uint64() uint64

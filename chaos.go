@@ -110,10 +110,11 @@ func WithChaosEvery(n int) ChaosOption {
 	return chaosOptionFunc(func(c *chaosConfig) { c.every, c.everyOpt = uint64(n), name })
 }
 
-// WithChaosRand makes a chaos policy draw from r, which need not be safe
-// for concurrent use, so that a test sees the same injections on every run.
-// By default draws come from math/rand/v2's top-level functions. It panics
-// if r is nil.
+// WithChaosRand makes a chaos policy draw from r, so that a test sees the
+// same injections on every run. The policy draws under a lock of its own,
+// one call at a time, so r need not be safe for concurrent use if nothing
+// else draws from it (see [Rand]). By default draws come from math/rand/v2's
+// top-level functions. It panics if r is nil.
 func WithChaosRand(r Rand) ChaosOption {
 	if isNil(r) {
 		panic("resilience: WithChaosRand: rand is " + nilName(r))

@@ -68,11 +68,16 @@
 //
 // # Observability
 //
-// Every constructor takes [WithObserver] and [WithName]: the component then
-// reports what it does (retries, give-ups, timeouts, refusals, state
-// changes, waits, batches) to an [Observer] as [Event] values labelled with
-// its name; a call that succeeds reports nothing unless an [OutcomeObserver]
-// asks, once per call through a [Compose]. [SlogObserver] logs events
+// The constructors of the policies ([Timeout], [Retry], [Hedge],
+// [Fallback], the chaos policies), of the guards, of the [Batcher], [Loader]
+// and [Singleflight] and of the retry budgets take [WithObserver] and
+// [WithName]: the component then reports what it does (retries, give-ups,
+// timeouts, refusals, state changes, waits, batches) to an [Observer] as
+// [Event] values labelled with its name; a call that succeeds reports
+// nothing unless an [OutcomeObserver] asks, once per call through a
+// [Compose]. [NewCursor] and [Repeat] accept both and report nothing;
+// [NewRegistry] panics on both (it takes [WithClock] alone); [Compose],
+// [Guarded], the backoffs and the observers take neither. [SlogObserver] logs events
 // through log/slog, [MultiObserver] hands them to several observers, and
 // the module github.com/faf87a20/resilience/resilienceotel records them as
 // OpenTelemetry metrics and span events.
@@ -90,11 +95,15 @@
 //
 // # Testing
 //
-// Every wait and reading of the time that a call depends on goes through
-// the [Clock] given with [WithClock]: any Clock works, and a *clock.Mock of
+// In a testing/synctest bubble the real clock is fake, so a test of
+// timeouts, retries and cool-downs built inside the bubble runs in no real
+// time with nothing more. To move time yourself, give a [Clock] with
+// [WithClock]: every wait and reading of the time that a call depends on
+// goes through it. Any Clock works, and a *clock.Mock of
 // github.com/benbjohnson/clock is one (the package itself imports only the
-// standard library). In a testing/synctest bubble the real clock is fake
-// too. The chaos policies ([ChaosFault], [ChaosLatency], [ChaosOutcome],
+// standard library); docs/testing-your-code.md shows both ways.
+//
+// The chaos policies ([ChaosFault], [ChaosLatency], [ChaosOutcome],
 // [ChaosBehavior]), innermost in a chain, inject failures, delays, answers
 // and side effects, to show the policies around them at work before an
 // outage does.

@@ -116,8 +116,8 @@ const (
 	// EventReplenished: an exhausted [RetryBudget] allowed a retry again
 	// (Attempt, Duration).
 	EventReplenished
-	// EventLimitChanged: an [AdaptiveLimiter] moved its limit (Attempt, the
-	// limit before; Size, after; Reason, why).
+	// EventLimitChanged: an [AdaptiveLimiter] moved its limit (Attempt
+	// holds the limit before, Size the limit after, Reason why).
 	EventLimitChanged
 	// EventChaos: a chaos policy injected into a call (Component says what).
 	EventChaos
@@ -168,18 +168,25 @@ type Event struct {
 	Component string
 	// Name is the component's name, from WithName.
 	Name string
-	// Attempt is the attempt the event is about, from 1.
+	// Attempt is the attempt the event is about, from 1; in a Retry's
+	// EventCallEnded, the attempts the call made. In EventLimitChanged it
+	// is no attempt but the limit before the change.
 	Attempt int
 	// Err is the error the event is about.
 	Err error
 	// Reason says why a Retry gave up (ErrRetriesExhausted,
-	// ErrRetryBudgetExhausted or the context's error).
+	// ErrRetryBudgetExhausted or the context's error), or, in
+	// EventLimitChanged, why the limit moved: an error whose text is
+	// "latency", "drops", "probe" or "probe-ended".
 	Reason error
 	// Wait is a wait, a retry hint or a timeout.
 	Wait time.Duration
-	// Duration is how long a batch or a call took.
+	// Duration is how long a batch or a call took; in EventReplenished,
+	// how long the budget refused retries; in EventRecovered, how long
+	// the limiter went without its store.
 	Duration time.Duration
-	// Size is the number of items of a batch.
+	// Size is the number of items of a batch; in EventLimitChanged, the
+	// limit after the change.
 	Size int
 	// From and To are a breaker's states before and after a change.
 	From, To BreakerState

@@ -24,9 +24,11 @@ func (f PolicyFunc[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	return f(ctx, fn)
 }
 
-// Guard is a shared, untyped gate in front of calls: a [Breaker] or a
-// [Bulkhead]. One guard can protect calls of any result type through
-// [Guarded].
+// Guard is a shared, untyped gate in front of calls. One guard can protect
+// calls of any result type through [Guarded]. The guards of the package are
+// *[Breaker], *[Bulkhead], *[RateLimiter], the guard of a [KeyedRateLimiter]
+// ([KeyedRateLimiter.Guard]), *[AdaptiveLimiter] and *[AdaptiveThrottler];
+// a type of your own that implements Enter is a Guard too.
 type Guard interface {
 	// Enter admits the call or refuses it with an error. An admitted call is
 	// followed by exactly one done(err) carrying the call's outcome.

@@ -260,7 +260,8 @@ func (r *Registry) Snapshot(name string) (Snapshot, bool) {
 // Each guard is read in turn, without a lock of the registry held, so a
 // guard registered or unregistered meanwhile may or may not be in it. It
 // allocates the slice, each snapshot's section and its events; its cost
-// is in doc.go's Performance section.
+// is in docs/performance.md (BenchmarkRegistrySnapshots: about 0.3 ms and
+// 450 kB for 100 breakers with 32 events each).
 func (r *Registry) Snapshots() []Snapshot {
 	var entries []*registryEntry
 	r.entries.Range(func(_, v any) bool {
