@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -147,16 +148,30 @@ func (rec eventRecord) export() EventRecord {
 	e := rec.e
 	out := EventRecord{
 		Time: rec.last, First: rec.first, Count: rec.count,
-		Kind: e.Kind.String(), Component: e.Component, Text: describe(e),
+		Kind: e.Kind.String(), Component: e.Component,
 	}
 	if e.Err != nil {
-		out.Err = e.Err.Error()
+		out.Err = errorText(e.Err)
 	}
+	out.Text = describe(e, out.Err)
 	return out
 }
 
-// describe says what e reports in a line.
-func describe(e Event) string {
+// errorText returns err.Error(), or, when that panics (a typed nil *T
+// whose method reads its receiver, say), what fmt prints for such an
+// error: "%!v(PANIC=Error method: …)". One broken error is shown as
+// broken, and does not take every later snapshot down with it.
+func errorText(err error) (text string) {
+	defer func() {
+		if p := recover(); p != nil {
+			text = fmt.Sprintf("%%!v(PANIC=Error method: %v)", p)
+		}
+	}()
+	return err.Error()
+}
+
+// describe says what e reports in a line; errText is e.Err in words.
+func describe(e Event, errText string) string {
 	var b strings.Builder
 	b.WriteString(e.Kind.String())
 	switch e.Kind {
@@ -165,7 +180,7 @@ func describe(e Event) string {
 	case EventLimitChanged:
 		b.WriteString(": " + strconv.Itoa(e.Attempt) + " → " + strconv.Itoa(e.Size))
 		if e.Reason != nil {
-			b.WriteString(" (" + e.Reason.Error() + ")")
+			b.WriteString(" (" + errorText(e.Reason) + ")")
 		}
 		return b.String()
 	}
@@ -173,7 +188,7 @@ func describe(e Event) string {
 		b.WriteString(" #" + strconv.Itoa(e.Attempt))
 	}
 	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
+		b.WriteString(": " + errText)
 	}
 	if e.Wait > 0 {
 		b.WriteString(" (wait " + e.Wait.String() + ")")

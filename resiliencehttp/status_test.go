@@ -306,3 +306,32 @@ func TestStatusHandlerPanics(t *testing.T) {
 		})
 	}
 }
+
+// brokenError is an error type whose Error method reads its receiver: a
+// typed nil of it panics when put in words.
+type brokenError struct{ msg string }
+
+func (e *brokenError) Error() string { return e.msg }
+
+// TestStatusHandlerBrokenError: an event whose error panics when put in
+// words shows as broken on the page and in the JSON, which are served as
+// usual, that time and every time after.
+func TestStatusHandlerBrokenError(t *testing.T) {
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register("db", resilience.NewBreaker()))
+	var typedNil *brokenError
+	reg.Observe(context.Background(), resilience.Event{Kind: resilience.EventRefused, Component: "breaker", Name: "db", Err: typedNil})
+	base := statusServer(t, reg)
+	const broken = "%!v(PANIC=Error method: runtime error: invalid memory address or nil pointer dereference)"
+	for range 2 {
+		resp, body := fetchPage(t, "GET", base, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, body, "refused: "+broken)
+		resp, body = fetchPage(t, "GET", base+"?format=json", nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var got []resilience.Snapshot
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Len(t, got, 1)
+		assert.Equal(t, broken, got[0].Events[0].Err)
+	}
+}

@@ -11,15 +11,21 @@ import (
 	"github.com/faf87a20/resilience"
 )
 
+// watch reports reg through h's Observer until the test ends.
+func (h *harness) watch(t *testing.T, reg *resilience.Registry) {
+	t.Helper()
+	registration, err := h.obs.RegisterRegistry(reg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = registration.Unregister() })
+}
+
 // TestRegistryGauges: every guard of a registry has its series from the
 // moment it is registered, before any call, and has none once it is
 // unregistered.
 func TestRegistryGauges(t *testing.T) {
 	h := newHarness(t)
 	reg := resilience.NewRegistry()
-	registration, err := h.obs.RegisterRegistry(reg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = registration.Unregister() })
+	h.watch(t, reg)
 	assert.Empty(t, h.metrics(t), "an empty registry")
 
 	guards := map[string]any{
@@ -109,4 +115,24 @@ func TestComposedCallRecordsOneDuration(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, calls, "call durations recorded: %v", got)
 	assert.Equal(t, 1.0, got["resilience.call.duration.count{component=timeout,name=api,outcome=success}"], "%v", got)
+}
+
+// nilPointerError is an error type whose Error method reads its receiver:
+// a typed nil of it panics when put in words.
+type nilPointerError struct{ msg string }
+
+func (e *nilPointerError) Error() string { return e.msg }
+
+// TestRegistryGaugesBrokenError: an event whose error panics when put in
+// words does not stop the registry's gauges from being read.
+func TestRegistryGaugesBrokenError(t *testing.T) {
+	h := newHarness(t)
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register("bh", resilience.NewBulkhead(2)))
+	h.watch(t, reg)
+	var typedNil *nilPointerError
+	reg.Observe(context.Background(), resilience.Event{Kind: resilience.EventRefused, Component: "bulkhead", Name: "bh", Err: typedNil})
+	var got map[string]float64
+	require.NotPanics(t, func() { got = h.metrics(t) })
+	assert.Equal(t, 2.0, got["resilience.bulkhead.limit{name=bh}"])
 }
