@@ -15,6 +15,11 @@ import (
 // taken: unregister the guard that holds it first.
 var ErrAlreadyRegistered = errors.New("resilience: name already registered")
 
+// ErrZeroGuard is the error of [Registry.Register] when the guard is a zero
+// value (&resilience.Breaker{}, say) rather than one its constructor made:
+// such a guard cannot be read, and most kinds cannot be used either.
+var ErrZeroGuard = errors.New("resilience: zero-value guard")
+
 // Registry holds guards and policies under names, so that a status page
 // (resiliencehttp.StatusHandler) or a metrics exporter can show each one as
 // it is now: a [Snapshot] of its state, counts and recent events. Reading a
@@ -49,12 +54,6 @@ type eventRecord struct {
 	count       int
 	seq, outOf  uint64
 	out         EventRecord
-}
-
-// inspectable is what a Registry can hold: each kind fills its section of
-// a snapshot, reading nothing the calls it guards depend on.
-type inspectable interface {
-	inspect(s *Snapshot)
 }
 
 // defaultRegistryEvents is how many events a registry keeps per name by
@@ -120,8 +119,10 @@ func DefaultRegistry() *Registry { return &defaultRegistry }
 // registered under several names. To see its events as well, build it
 // with [WithName](name) and [WithObserver](r).
 //
-// It returns an error matching [ErrAlreadyRegistered] if name is taken.
-// It panics if name is empty, or if guard is nil or of another kind.
+// It returns an error matching [ErrAlreadyRegistered] if name is taken,
+// and one matching [ErrZeroGuard] if guard is a zero value that no
+// constructor made; guard is not registered then. It panics if name is
+// empty, or if guard is nil or of another kind.
 func (r *Registry) Register(name string, guard any) error {
 	if name == "" {
 		panic("resilience: Registry.Register: name is empty")
@@ -132,6 +133,10 @@ func (r *Registry) Register(name string, guard any) error {
 	g, ok := guard.(inspectable)
 	if !ok {
 		panic(fmt.Sprintf("resilience: Registry.Register: guard %s is a %T, which a registry cannot show (a guard of this package or a Hedge policy)", strconv.Quote(name), guard))
+	}
+	if !g.made() {
+		return fmt.Errorf("resilience: Registry.Register: guard %s is a zero %s (%T), not made by its constructor: %w",
+			strconv.Quote(name), g.guardKind(), guard, ErrZeroGuard)
 	}
 	e := &registryEntry{name: name, guard: g}
 	if _, taken := r.entries.LoadOrStore(name, e); taken {
@@ -277,8 +282,8 @@ func (r *Registry) Snapshots() []Snapshot {
 
 // snapshot reads the entry's guard and events.
 func (en *registryEntry) snapshot() Snapshot {
-	s := Snapshot{Name: en.name, Health: HealthOK}
-	en.guard.inspect(&s)
+	s := Snapshot{Name: en.name, Kind: en.guard.guardKind(), Health: HealthOK}
+	inspectGuard(en.guard, &s)
 	s.Events = en.recent()
 	return s
 }

@@ -17,7 +17,8 @@ type Snapshot struct {
 	Kind string `json:"kind"`
 	// State is the guard's state in words: a breaker's "closed", "open",
 	// "half-open" or "isolated"; "full", "queueing", "limiting",
-	// "exhausted", "throttling" or "ok" for the others.
+	// "exhausted", "throttling" or "ok" for the others; "unreadable" for a
+	// guard whose inspection failed (see Err).
 	State string `json:"state"`
 	// Health sums State up, for a colour.
 	Health Health `json:"health"`
@@ -30,6 +31,11 @@ type Snapshot struct {
 	AdaptiveLimiter   *AdaptiveLimiterSnapshot   `json:"adaptiveLimiter,omitempty"`
 	AdaptiveThrottler *AdaptiveThrottlerSnapshot `json:"adaptiveThrottler,omitempty"`
 	Hedge             *HedgeSnapshot             `json:"hedge,omitempty"`
+
+	// Err says why the guard could not be read, when State is
+	// "unreadable": what its inspection panicked with. No guard of the
+	// package does; the registry shows it rather than fail every snapshot.
+	Err string `json:"err,omitempty"`
 
 	// Events are the recent events of the name, the newest first, when the
 	// guard reports to the registry (see [Registry.Observe]).
@@ -197,98 +203,4 @@ func describe(e Event, errText string) string {
 		b.WriteString(" (took " + e.Duration.String() + ")")
 	}
 	return b.String()
-}
-
-func (b *Breaker) inspect(s *Snapshot) {
-	m := b.Metrics()
-	s.Kind, s.State = "breaker", m.State.String()
-	s.Breaker = &BreakerSnapshot{
-		State: m.State.String(), Isolated: m.Isolated,
-		ConsecutiveFailures: m.ConsecutiveFailures,
-		WindowCalls:         m.WindowCalls, WindowFailures: m.WindowFailures, FailureRate: m.FailureRate,
-		Probes: m.Probes, Trips: m.Trips, HalfOpenIn: m.HalfOpenIn,
-	}
-	switch {
-	case m.Isolated:
-		s.State, s.Health = "isolated", HealthCritical
-	case m.State == BreakerOpen:
-		s.Health = HealthCritical
-	case m.State == BreakerHalfOpen:
-		s.Health = HealthWarning
-	}
-}
-
-func (b *Bulkhead) inspect(s *Snapshot) {
-	bs := &BulkheadSnapshot{InUse: b.InUse(), Limit: b.Limit(), Waiting: b.Waiting()}
-	s.Kind, s.Bulkhead = "bulkhead", bs
-	slotsState(s, bs.InUse, bs.Limit, bs.Waiting)
-}
-
-// slotsState says how a guard that limits calls at once fares.
-func slotsState(s *Snapshot, inUse, limit, waiting int) {
-	switch {
-	case waiting > 0:
-		s.State, s.Health = "queueing", HealthWarning
-	case inUse >= limit:
-		s.State, s.Health = "full", HealthWarning
-	default:
-		s.State = "ok"
-	}
-}
-
-func (l *RateLimiter) inspect(s *Snapshot) {
-	rs := &RateLimiterSnapshot{Tokens: l.Tokens(), Rate: l.Rate(), Burst: l.Burst()}
-	if l.Interval == 0 { // unlimited: +Inf tokens
-		rs.Tokens = float64(rs.Burst)
-	}
-	s.Kind, s.State, s.RateLimiter = "rate-limiter", "ok", rs
-	if l.Interval != 0 && rs.Tokens < 1 {
-		s.State, s.Health = "limiting", HealthWarning
-	}
-}
-
-func (l *KeyedRateLimiter[K]) inspect(s *Snapshot) {
-	ks := &KeyedRateLimiterSnapshot{
-		Keys: l.Len(), MaxKeys: int(l.maxKeys), Rate: l.Rate(), Burst: l.Burst(),
-		TopRefused: l.topRefused(keyedTopShown),
-	}
-	s.Kind, s.State, s.KeyedRateLimiter = "keyed-rate-limiter", "ok", ks
-	switch {
-	case ks.Keys >= ks.MaxKeys:
-		s.State, s.Health = "full", HealthCritical
-	case len(ks.TopRefused) > 0:
-		s.State, s.Health = "limiting", HealthWarning
-	}
-}
-
-func (b *RetryBudget) inspect(s *Snapshot) {
-	rs := &RetryBudgetSnapshot{
-		Form:      b.kind,
-		Tokens:    float64(b.balance.Load()) / budgetUnit,
-		Capacity:  float64(b.capacity) / budgetUnit,
-		Available: b.Available(),
-	}
-	s.Kind, s.State, s.RetryBudget = "retry-budget", "ok", rs
-	if rs.Available == 0 {
-		s.State, s.Health = "exhausted", HealthWarning
-	}
-}
-
-func (l *AdaptiveLimiter) inspect(s *Snapshot) {
-	as := &AdaptiveLimiterSnapshot{Limit: l.Limit(), InFlight: l.InFlight(), Queued: l.Queued()}
-	s.Kind, s.AdaptiveLimiter = "adaptive-limiter", as
-	slotsState(s, as.InFlight, as.Limit, as.Queued)
-}
-
-func (t *AdaptiveThrottler) inspect(s *Snapshot) {
-	ts := &AdaptiveThrottlerSnapshot{Ratio: t.Ratio()}
-	s.Kind, s.State, s.AdaptiveThrottler = "adaptive-throttler", "ok", ts
-	if ts.Ratio > 0 {
-		s.State, s.Health = "throttling", HealthWarning
-	}
-}
-
-func (h *hedge[T]) inspect(s *Snapshot) {
-	s.Kind, s.State = "hedge", "ok"
-	s.Hedge = &HedgeSnapshot{Delay: h.currentDelay(), Fixed: h.fixed, BudgetAvailable: h.budget.Available()}
 }

@@ -539,3 +539,35 @@ func TestRegistryBrokenErrorText(t *testing.T) {
 		})
 	}
 }
+
+// TestRegistryRefusesZeroGuards: a guard of any kind that no constructor
+// made is refused with an error naming it and its kind, and the
+// registry's snapshots are read as before.
+func TestRegistryRefusesZeroGuards(t *testing.T) {
+	tests := []struct {
+		guard any
+		kind  string
+	}{
+		{&resilience.Breaker{}, "breaker (*resilience.Breaker)"},
+		{&resilience.Bulkhead{}, "bulkhead (*resilience.Bulkhead)"},
+		{&resilience.RateLimiter{}, "rate-limiter (*resilience.RateLimiter)"},
+		{&resilience.KeyedRateLimiter[string]{}, "keyed-rate-limiter (*resilience.KeyedRateLimiter[string])"},
+		{&resilience.RetryBudget{}, "retry-budget (*resilience.RetryBudget)"},
+		{&resilience.AdaptiveLimiter{}, "adaptive-limiter (*resilience.AdaptiveLimiter)"},
+		{&resilience.AdaptiveThrottler{}, "adaptive-throttler (*resilience.AdaptiveThrottler)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind, func(t *testing.T) {
+			reg := resilience.NewRegistry()
+			require.NoError(t, reg.Register("ok", resilience.NewBulkhead(1)))
+			err := reg.Register("zero", tc.guard)
+			require.ErrorIs(t, err, resilience.ErrZeroGuard)
+			assert.Equal(t, `resilience: Registry.Register: guard "zero" is a zero `+tc.kind+`, not made by its constructor: `+resilience.ErrZeroGuard.Error(), err.Error())
+			_, ok := reg.Lookup("zero")
+			assert.False(t, ok, "registered")
+			var all []resilience.Snapshot
+			require.NotPanics(t, func() { all = reg.Snapshots() })
+			require.Len(t, all, 1)
+		})
+	}
+}

@@ -62,6 +62,8 @@ func newStatusPage(snaps []resilience.Snapshot, actions bool, refresh time.Durat
 // details says a guard's counts in a line.
 func details(s resilience.Snapshot) string {
 	switch {
+	case s.Err != "":
+		return s.Err
 	case s.Breaker != nil:
 		return breakerDetails(s.Breaker)
 	case s.Bulkhead != nil:
