@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
@@ -163,11 +164,24 @@ func (h *statusHandler) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown action", http.StatusBadRequest)
 		return
 	}
-	// Back to the page as the browser named it: under http.StripPrefix
-	// r.URL.Path has lost the prefix, r.RequestURI has not.
-	back := r.URL.Path
+	http.Redirect(w, r, pagePath(r), http.StatusSeeOther)
+}
+
+// pagePath returns the path of the page r was sent to, as the browser named
+// it (under http.StripPrefix r.URL.Path has lost the prefix, r.RequestURI
+// has not), cleaned so that it starts with exactly one slash: a browser
+// reads "//evil.example/" as another host, and a handler served without a
+// ServeMux, which cleans paths, gets such paths as they came. The path is
+// escaped, so a backslash, which a browser reads as a slash there, comes
+// back as %5C.
+func pagePath(r *http.Request) string {
+	p := r.URL.EscapedPath()
 	if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
-		back = u.EscapedPath()
+		p = u.EscapedPath()
 	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	clean := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean
 }

@@ -1,14 +1,17 @@
 package resiliencehttp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -334,4 +337,60 @@ func TestStatusHandlerBrokenError(t *testing.T) {
 		require.Len(t, got, 1)
 		assert.Equal(t, broken, got[0].Events[0].Err)
 	}
+}
+
+// TestStatusHandlerActionRedirectStaysOnHost: served without a mux that
+// cleans paths, an action on a path a browser reads as another host sends
+// the browser back to a path of the same host, never to that host.
+func TestStatusHandlerActionRedirectStaysOnHost(t *testing.T) {
+	reg := resilience.NewRegistry()
+	br := resilience.NewBreaker()
+	require.NoError(t, reg.Register("db", br))
+	srv := newServer(t, resiliencehttp.StatusHandler(reg, resiliencehttp.WithStatusActions()).ServeHTTP)
+	base, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	tests := []struct{ path, want string }{
+		{"/", "/"},
+		{"/status/", "/status/"},
+		{"/status", "/status"},
+		{"//evil.example/", "/evil.example/"},
+		{"///evil.example", "/evil.example"},
+		{"//evil.example/a/../", "/evil.example/"},
+		{"/./evil.example/", "/evil.example/"},
+		{`/\evil.example/`, "/%5Cevil.example/"},
+		{"/%2F%2Fevil.example/", "/%2F%2Fevil.example/"},
+		{"/%5Cevil.example/", "/%5Cevil.example/"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			resp := postRaw(t, base.Host, tc.path, "name=db&action=reset", "Sec-Fetch-Site: same-origin")
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			loc := resp.Header.Get("Location")
+			assert.Equal(t, tc.want, loc)
+			u, err := url.Parse(loc)
+			require.NoError(t, err)
+			assert.Equal(t, base.Host, base.ResolveReference(u).Host, "Location %q leaves the host", loc)
+		})
+	}
+}
+
+// postRaw sends a form to host with target as the request target, byte
+// for byte, as no client that cleans URLs would, and returns the answer.
+func postRaw(t *testing.T, host, target, form string, headers ...string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	defer conn.Close()
+	req := "POST " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n" +
+		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + strconv.Itoa(len(form)) + "\r\n"
+	for _, h := range headers {
+		req += h + "\r\n"
+	}
+	_, err = io.WriteString(conn, req+"\r\n"+form)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
 }
