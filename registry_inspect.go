@@ -11,7 +11,8 @@ type inspectable interface {
 	// made reports whether the guard's constructor made it: a zero value
 	// has none of what inspect reads, and most kinds cannot even be used.
 	made() bool
-	// inspect fills s, whose Name and Kind are set, with the guard's state.
+	// inspect fills s, whose Name, Kind, events and Shedding are set,
+	// with the guard's state.
 	inspect(s *Snapshot)
 }
 
@@ -22,10 +23,20 @@ func inspectGuard(g inspectable, s *Snapshot) {
 	defer func() {
 		if p := recover(); p != nil {
 			*s = Snapshot{Name: s.Name, Kind: s.Kind, State: "unreadable", Health: HealthCritical,
-				Err: fmt.Sprintf("resilience: reading the guard panicked: %v", p)}
+				Err:         fmt.Sprintf("resilience: reading the guard panicked: %v", p),
+				LastRefused: s.LastRefused, Shedding: s.Shedding, Events: s.Events}
 		}
 	}()
 	g.inspect(s)
+}
+
+// shed shows a guard that refused a call lately, and would say "ok"
+// otherwise, as "shedding". A guard that sheds by priority refuses calls
+// with slots still free: its counts alone would show it well.
+func (s *Snapshot) shed() {
+	if s.Shedding && s.Health == HealthOK {
+		s.State, s.Health = "shedding", HealthWarning
+	}
 }
 
 func (*Breaker) guardKind() string { return "breaker" }
@@ -71,6 +82,7 @@ func slotsState(s *Snapshot, inUse, limit, waiting int) {
 	default:
 		s.State = "ok"
 	}
+	s.shed()
 }
 
 func (*RateLimiter) guardKind() string { return "rate-limiter" }
@@ -91,6 +103,7 @@ func (l *RateLimiter) inspect(s *Snapshot) {
 	if l.Interval != 0 && rs.Tokens < 1 {
 		s.State, s.Health = "limiting", HealthWarning
 	}
+	s.shed()
 }
 
 func (*KeyedRateLimiter[K]) guardKind() string { return "keyed-rate-limiter" }
@@ -109,6 +122,7 @@ func (l *KeyedRateLimiter[K]) inspect(s *Snapshot) {
 	case len(ks.TopRefused) > 0:
 		s.State, s.Health = "limiting", HealthWarning
 	}
+	s.shed()
 }
 
 func (*RetryBudget) guardKind() string { return "retry-budget" }
@@ -126,6 +140,7 @@ func (b *RetryBudget) inspect(s *Snapshot) {
 	if rs.Available == 0 {
 		s.State, s.Health = "exhausted", HealthWarning
 	}
+	s.shed()
 }
 
 func (*AdaptiveLimiter) guardKind() string { return "adaptive-limiter" }
@@ -149,6 +164,7 @@ func (t *AdaptiveThrottler) inspect(s *Snapshot) {
 	if ts.Ratio > 0 {
 		s.State, s.Health = "throttling", HealthWarning
 	}
+	s.shed()
 }
 
 func (*hedge[T]) guardKind() string { return "hedge" }
@@ -156,7 +172,9 @@ func (*hedge[T]) guardKind() string { return "hedge" }
 // made holds: a hedge is made by Hedge alone, its type being unexported.
 func (*hedge[T]) made() bool { return true }
 
+// inspect leaves a hedge "ok" whatever its budget refused: a refused hedge
+// is no refused call.
 func (h *hedge[T]) inspect(s *Snapshot) {
-	s.State = "ok"
+	s.State, s.Shedding = "ok", false
 	s.Hedge = &HedgeSnapshot{Delay: h.currentDelay(), Fixed: h.fixed, BudgetAvailable: h.budget.Available()}
 }

@@ -17,11 +17,26 @@ type Snapshot struct {
 	Kind string `json:"kind"`
 	// State is the guard's state in words: a breaker's "closed", "open",
 	// "half-open" or "isolated"; "full", "queueing", "limiting",
-	// "exhausted", "throttling" or "ok" for the others; "unreadable" for a
-	// guard whose inspection failed (see Err).
+	// "exhausted", "throttling" or "ok" for the others; "shedding" for
+	// one of the others that would say "ok" but refused a call lately (see
+	// Shedding); "unreadable" for a guard whose inspection failed (see
+	// Err).
 	State string `json:"state"`
 	// Health sums State up, for a colour.
 	Health Health `json:"health"`
+	// LastRefused is when the registry last heard the guard refuse a call,
+	// an [EventRefused] under its name (see [Registry.Observe]): zero if
+	// it never did, or if the guard does not report to the registry. For
+	// a Hedge it is a hedge its budget refused, the call going on.
+	LastRefused time.Time `json:"lastRefused,omitzero"`
+	// Shedding reports that the guard refused a call lately: LastRefused
+	// is less than the registry's [WithRegistryShedding] (a minute by
+	// default) before the snapshot. A guard whose state would be "ok" then
+	// says "shedding", health warning: an [AdaptiveLimiter] refuses calls
+	// of low priority long before every slot is taken. Other states say
+	// more, and stay: "full", "throttling", a breaker's "open" (a breaker
+	// closed again stays "closed"). Never set for a Hedge.
+	Shedding bool `json:"shedding,omitempty"`
 
 	Breaker           *BreakerSnapshot           `json:"breaker,omitempty"`
 	Bulkhead          *BulkheadSnapshot          `json:"bulkhead,omitempty"`
@@ -49,7 +64,7 @@ type Health string
 // The values of [Health].
 const (
 	HealthOK       Health = "ok"       // calls go through as usual
-	HealthWarning  Health = "warning"  // calls wait, are limited or probe
+	HealthWarning  Health = "warning"  // calls wait, are limited, shed or probe
 	HealthCritical Health = "critical" // calls are refused: an open breaker
 )
 

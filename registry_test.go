@@ -61,6 +61,7 @@ func TestRegistryPanics(t *testing.T) {
 		{"policy without state", func() { _ = reg.Register("x", resilience.Timeout[int](time.Second)) }, `guard "x" is a *resilience.timeout[int], which a registry cannot show`},
 		{"negative events", func() { resilience.WithRegistryEvents(-1) }, "WithRegistryEvents: n must be in [0, 10000], got -1"},
 		{"too many events", func() { resilience.WithRegistryEvents(10001) }, "WithRegistryEvents: n must be in [0, 10000], got 10001"},
+		{"negative shedding", func() { resilience.WithRegistryShedding(-time.Second) }, "WithRegistryShedding: d must not be negative, got -1s"},
 		{"observer", func() { resilience.NewRegistry(resilience.WithObserver(&recorder{})) }, "NewRegistry: WithObserver and WithName do not apply"},
 		{"nil option", func() { resilience.NewRegistry(nil) }, "NewRegistry: option is nil"},
 	}

@@ -47,6 +47,9 @@ func newStatusPage(snaps []resilience.Snapshot, actions bool, refresh time.Durat
 	}
 	for i, s := range snaps {
 		p.Guards[i] = statusRow{Snapshot: s, Details: details(s)}
+		if s.Shedding {
+			p.Guards[i].Details += "; refused calls, the last at " + s.LastRefused.Format("15:04:05")
+		}
 		switch s.Health {
 		case resilience.HealthCritical:
 			p.Critical++

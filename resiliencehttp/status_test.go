@@ -394,3 +394,39 @@ func postRaw(t *testing.T, host, target, form string, headers ...string) *http.R
 	resp.Body.Close()
 	return resp
 }
+
+// TestStatusHandlerShowsShedding: an adaptive limiter that refuses calls
+// of low priority with slots free shows on the page and in the JSON as
+// shedding, in amber, until the registry's shedding window has passed on
+// its clock.
+func TestStatusHandlerShowsShedding(t *testing.T) {
+	ctx := resilience.WithPriority(context.Background(), resilience.PrioritySheddable)
+	mock := clock.NewMock()
+	reg := resilience.NewRegistry(resilience.WithClock(mock), resilience.WithRegistryShedding(10*time.Second))
+	l := resilience.NewAdaptiveLimiter(resilience.WithClock(mock), resilience.WithAdaptiveInitial(8),
+		resilience.WithName("api"), resilience.WithObserver(reg))
+	require.NoError(t, reg.Register("api", l))
+	for {
+		done, err := l.Enter(ctx)
+		if err != nil {
+			break
+		}
+		defer done(nil)
+	}
+	require.Less(t, l.InFlight(), l.Limit(), "refused with slots free")
+	base := statusServer(t, reg)
+
+	_, body := fetchPage(t, "GET", base, nil)
+	assert.Contains(t, body, `<tr class="warning" data-name="api">`)
+	assert.Contains(t, body, `<span class="state warning">shedding</span>`)
+	assert.Contains(t, body, "; refused calls, the last at "+mock.Now().Format("15:04:05"))
+	assert.Contains(t, body, "1 registered: 0 ok, 1 warning, 0 critical.")
+	_, body = fetchPage(t, "GET", base+"?format=json", nil)
+	assert.Contains(t, body, `"state":"shedding","health":"warning","lastRefused":"`)
+	assert.Contains(t, body, `"shedding":true`)
+
+	mock.Add(10 * time.Second)
+	_, body = fetchPage(t, "GET", base, nil)
+	assert.Contains(t, body, `<span class="state ok">ok</span>`)
+	assert.NotContains(t, body, "refused calls, the last")
+}
