@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -21,6 +22,13 @@ import (
 // it when scripts are off). The same snapshots come as JSON, a list of
 // resilience.Snapshot, with ?format=json or an Accept header that asks
 // for application/json rather than text/html.
+//
+// Both are bounded, whatever the registry holds: at most 200 guards, the
+// most critical first, with a line on the page (the JSON: a header
+// Resilience-Guards-Omitted) saying how many more there are; each guard's
+// 32 newest events; names cut to 80 characters, keys to 64, error texts to
+// 300, each ending in "…" when cut. A breaker whose name was cut has no
+// actions on the page. Read everything with reg.Snapshots.
 //
 // The page shows the internals of a service and the keys of its users:
 // mount it behind the service's admin authentication, never on a public
@@ -112,9 +120,15 @@ func wantsJSON(r *http.Request) bool {
 }
 
 func (h *statusHandler) serveJSON(w http.ResponseWriter) {
-	snaps := h.reg.Snapshots()
+	snaps, omitted := shown(h.reg.Snapshots())
 	if snaps == nil {
 		snaps = []resilience.Snapshot{} // [], not null
+	}
+	for i := range snaps {
+		bound(&snaps[i])
+	}
+	if n := omitted.Total(); n > 0 {
+		w.Header().Set("Resilience-Guards-Omitted", strconv.Itoa(n))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(snaps) // a write error is the client's

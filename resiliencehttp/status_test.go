@@ -179,7 +179,7 @@ func TestStatusHandlerDetails(t *testing.T) {
 	}
 	_, body := fetchPage(t, "GET", statusServer(t, reg), nil)
 	for _, g := range guards {
-		row := regexp.MustCompile(`data-name="` + g.name + `">\n<td class="name">[^<]*</td>\n<td>[^<]*</td>\n<td><span [^>]*>[^<]*</span></td>\n<td>([^<]*)</td>`)
+		row := regexp.MustCompile(`data-name="` + g.name + `">\n<td class="name">.*</td>\n<td class="kind">[^<]*</td>\n<td class="health"><span [^>]*>[^<]*</span></td>\n<td class="details">([^<]*)</td>`)
 		m := row.FindStringSubmatch(body)
 		if assert.NotNil(t, m, "row of %s", g.name) {
 			assert.Equal(t, g.want, m[1], "details of %s", g.name)
