@@ -15,6 +15,11 @@ import (
 // taken: unregister the guard that holds it first.
 var ErrAlreadyRegistered = errors.New("resilience: name already registered")
 
+// ErrZeroGuard is the error of [Registry.Register] when the guard is a zero
+// value (&resilience.Breaker{}, say) rather than one its constructor made:
+// such a guard cannot be read, and most kinds cannot be used either.
+var ErrZeroGuard = errors.New("resilience: zero-value guard")
+
 // Registry holds guards and policies under names, so that a status page
 // (resiliencehttp.StatusHandler) or a metrics exporter can show each one as
 // it is now: a [Snapshot] of its state, counts and recent events. Reading a
@@ -23,8 +28,9 @@ var ErrAlreadyRegistered = errors.New("resilience: name already registered")
 // [Registry.Observe]). It is safe for concurrent use; the zero value is not
 // usable.
 type Registry struct {
-	entries sync.Map // name → *registryEntry
-	events  int      // records kept per name
+	entries sync.Map      // name → *registryEntry
+	events  int           // records kept per name
+	shed    time.Duration // how long a refusal shows (WithRegistryShedding)
 	common
 }
 
@@ -33,10 +39,11 @@ type registryEntry struct {
 	name  string
 	guard inspectable
 
-	mu   sync.Mutex
-	ring []eventRecord // len == cap once full; next is the oldest
-	next int
-	seq  uint64 // counts the changes of the ring's records
+	mu      sync.Mutex
+	ring    []eventRecord // len == cap once full; next is the oldest
+	next    int
+	seq     uint64    // counts the changes of the ring's records
+	refused time.Time // when the last EventRefused of the name came
 }
 
 // eventRecord is one event of a ring, or a run of like events folded into
@@ -51,22 +58,24 @@ type eventRecord struct {
 	out         EventRecord
 }
 
-// inspectable is what a Registry can hold: each kind fills its section of
-// a snapshot, reading nothing the calls it guards depend on.
-type inspectable interface {
-	inspect(s *Snapshot)
-}
-
 // defaultRegistryEvents is how many events a registry keeps per name by
-// default.
-const defaultRegistryEvents = 32
+// default, and defaultRegistryShedding how long a guard shows a refusal.
+// A minute is longer than the interval at which metrics are usually
+// collected (OpenTelemetry's periodic reader: 60 s; Prometheus: 15–60 s),
+// so every collection sees a guard that sheds between two of them.
+const (
+	defaultRegistryEvents   = 32
+	defaultRegistryShedding = time.Minute
+)
 
 // NewRegistry returns an empty registry. It keeps the 32 most recent
-// events of each name ([WithRegistryEvents]) and stamps them with the
-// real clock unless given [WithClock]. It panics if an option is nil or
-// invalid, or is [WithObserver] or [WithName], which do not apply.
+// events of each name ([WithRegistryEvents]), shows a guard that refused a
+// call in the last minute as shedding ([WithRegistryShedding]), and
+// stamps events with the real clock unless given [WithClock]. It panics
+// if an option is nil or invalid, or is [WithObserver] or [WithName],
+// which do not apply.
 func NewRegistry(opts ...RegistryOption) *Registry {
-	cfg := registryConfig{events: defaultRegistryEvents}
+	cfg := registryConfig{events: defaultRegistryEvents, shed: defaultRegistryShedding}
 	for _, o := range opts {
 		checkOption("NewRegistry", o)
 		o.applyRegistry(&cfg)
@@ -74,17 +83,18 @@ func NewRegistry(opts ...RegistryOption) *Registry {
 	if cfg.observer != nil || cfg.name != "" {
 		panic("resilience: NewRegistry: WithObserver and WithName do not apply to a registry")
 	}
-	return &Registry{events: cfg.events, common: cfg.common}
+	return &Registry{events: cfg.events, shed: cfg.shed, common: cfg.common}
 }
 
-// RegistryOption configures [NewRegistry]: [WithRegistryEvents], and
-// [WithClock].
+// RegistryOption configures [NewRegistry]: [WithRegistryEvents],
+// [WithRegistryShedding] and [WithClock].
 type RegistryOption interface {
 	applyRegistry(*registryConfig)
 }
 
 type registryConfig struct {
 	events int
+	shed   time.Duration
 	common
 }
 
@@ -105,9 +115,22 @@ func WithRegistryEvents(n int) RegistryOption {
 	return registryOptionFunc(func(c *registryConfig) { c.events = n })
 }
 
+// WithRegistryShedding sets how long after a guard's last refusal of a
+// call its [Snapshot] says so: Shedding is set, and a guard that looks
+// well otherwise has state "shedding", health warning. It is a minute by
+// default; 0 never says so. The registry hears of refusals as it hears of
+// events (see [Registry.Observe]), with or without a ring to keep them. It
+// panics if d is negative.
+func WithRegistryShedding(d time.Duration) RegistryOption {
+	if d < 0 {
+		panic(fmt.Sprintf("resilience: WithRegistryShedding: d must not be negative, got %v", d))
+	}
+	return registryOptionFunc(func(c *registryConfig) { c.shed = d })
+}
+
 // defaultRegistry is made without a call, so that importing the package
 // allocates nothing.
-var defaultRegistry = Registry{events: defaultRegistryEvents}
+var defaultRegistry = Registry{events: defaultRegistryEvents, shed: defaultRegistryShedding}
 
 // DefaultRegistry returns the registry of the process, for programs that
 // need one only, as net/http's DefaultServeMux serves those that need one
@@ -120,8 +143,10 @@ func DefaultRegistry() *Registry { return &defaultRegistry }
 // registered under several names. To see its events as well, build it
 // with [WithName](name) and [WithObserver](r).
 //
-// It returns an error matching [ErrAlreadyRegistered] if name is taken.
-// It panics if name is empty, or if guard is nil or of another kind.
+// It returns an error matching [ErrAlreadyRegistered] if name is taken,
+// and one matching [ErrZeroGuard] if guard is a zero value that no
+// constructor made; guard is not registered then. It panics if name is
+// empty, or if guard is nil or of another kind.
 func (r *Registry) Register(name string, guard any) error {
 	if name == "" {
 		panic("resilience: Registry.Register: name is empty")
@@ -132,6 +157,10 @@ func (r *Registry) Register(name string, guard any) error {
 	g, ok := guard.(inspectable)
 	if !ok {
 		panic(fmt.Sprintf("resilience: Registry.Register: guard %s is a %T, which a registry cannot show (a guard of this package or a Hedge policy)", strconv.Quote(name), guard))
+	}
+	if !g.made() {
+		return fmt.Errorf("resilience: Registry.Register: guard %s is a zero %s (%T), not made by its constructor: %w",
+			strconv.Quote(name), g.guardKind(), guard, ErrZeroGuard)
 	}
 	e := &registryEntry{name: name, guard: g}
 	if _, taken := r.entries.LoadOrStore(name, e); taken {
@@ -162,11 +191,12 @@ func (r *Registry) Lookup(name string) (guard any, ok bool) {
 // Observe records e among the recent events of the guard registered under
 // e.Name (see [WithName]); it drops the events of names not registered.
 // Give the registry to a guard with [WithObserver], alone or through
-// [MultiObserver], to see its events on a status page. It takes a lock of
-// the name's own and allocates nothing; like events in a row are counted
-// in one record.
+// [MultiObserver], to see its events on a status page, and to see in its
+// snapshots whether it sheds (an [EventRefused] is the only way a
+// registry learns of a refusal). It takes a lock of the name's own and
+// allocates nothing; like events in a row are counted in one record.
 func (r *Registry) Observe(_ context.Context, e Event) {
-	if r.events == 0 {
+	if r.events == 0 && (r.shed == 0 || e.Kind != EventRefused) {
 		return
 	}
 	v, ok := r.entries.Load(e.Name)
@@ -187,6 +217,12 @@ func folds(last *eventRecord, e Event) bool {
 func (en *registryEntry) record(e Event, now time.Time, size int) {
 	en.mu.Lock()
 	defer en.mu.Unlock()
+	if e.Kind == EventRefused {
+		en.refused = now
+	}
+	if size == 0 {
+		return
+	}
 	if n := len(en.ring); n > 0 {
 		last := &en.ring[(en.next+n-1)%n] // the newest, the ring full or not
 		if folds(last, e) {
@@ -206,20 +242,21 @@ func (en *registryEntry) record(e Event, now time.Time, size int) {
 	en.next = (en.next + 1) % size
 }
 
-// recent returns the records of the ring in words, the newest first. Each
-// record is put in words once, outside the lock (an error's Error method
-// is the user's code), and kept for the next snapshot.
-func (en *registryEntry) recent() []EventRecord {
+// recent returns the records of the ring in words, the newest first, and
+// when the last refusal came. Each record is put in words once, outside
+// the lock (an error's Error method is the user's code), and kept for the
+// next snapshot.
+func (en *registryEntry) recent() (_ []EventRecord, refused time.Time) {
 	type stale struct {
 		at  int // in out
 		rec eventRecord
 	}
 	var todo []stale
 	en.mu.Lock()
-	n := len(en.ring)
+	n, refused := len(en.ring), en.refused
 	if n == 0 {
 		en.mu.Unlock()
-		return nil
+		return nil, refused
 	}
 	out := make([]EventRecord, n)
 	for i := range out { // the newest first
@@ -231,7 +268,7 @@ func (en *registryEntry) recent() []EventRecord {
 	}
 	en.mu.Unlock()
 	if len(todo) == 0 {
-		return out
+		return out, refused
 	}
 	for _, s := range todo {
 		out[s.at] = s.rec.export()
@@ -243,7 +280,7 @@ func (en *registryEntry) recent() []EventRecord {
 		}
 	}
 	en.mu.Unlock()
-	return out
+	return out, refused
 }
 
 // Snapshot returns a snapshot of the guard registered under name, and
@@ -253,7 +290,7 @@ func (r *Registry) Snapshot(name string) (Snapshot, bool) {
 	if !ok {
 		return Snapshot{}, false
 	}
-	return v.(*registryEntry).snapshot(), true
+	return v.(*registryEntry).snapshot(r.now(), r.shed), true
 }
 
 // Snapshots returns a snapshot of every registered guard, sorted by name.
@@ -270,16 +307,19 @@ func (r *Registry) Snapshots() []Snapshot {
 	})
 	slices.SortFunc(entries, func(a, b *registryEntry) int { return strings.Compare(a.name, b.name) })
 	out := make([]Snapshot, len(entries))
+	now := r.now()
 	for i, en := range entries {
-		out[i] = en.snapshot()
+		out[i] = en.snapshot(now, r.shed)
 	}
 	return out
 }
 
-// snapshot reads the entry's guard and events.
-func (en *registryEntry) snapshot() Snapshot {
-	s := Snapshot{Name: en.name, Health: HealthOK}
-	en.guard.inspect(&s)
-	s.Events = en.recent()
+// snapshot reads the entry's guard and events at now; a refusal less than
+// shed before now shows.
+func (en *registryEntry) snapshot(now time.Time, shed time.Duration) Snapshot {
+	s := Snapshot{Name: en.name, Kind: en.guard.guardKind(), Health: HealthOK}
+	s.Events, s.LastRefused = en.recent()
+	s.Shedding = !s.LastRefused.IsZero() && now.Sub(s.LastRefused) < shed
+	inspectGuard(en.guard, &s)
 	return s
 }

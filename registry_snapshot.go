@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -16,10 +17,26 @@ type Snapshot struct {
 	Kind string `json:"kind"`
 	// State is the guard's state in words: a breaker's "closed", "open",
 	// "half-open" or "isolated"; "full", "queueing", "limiting",
-	// "exhausted", "throttling" or "ok" for the others.
+	// "exhausted", "throttling" or "ok" for the others; "shedding" for
+	// one of the others that would say "ok" but refused a call lately (see
+	// Shedding); "unreadable" for a guard whose inspection failed (see
+	// Err).
 	State string `json:"state"`
 	// Health sums State up, for a colour.
 	Health Health `json:"health"`
+	// LastRefused is when the registry last heard the guard refuse a call,
+	// an [EventRefused] under its name (see [Registry.Observe]): zero if
+	// it never did, or if the guard does not report to the registry. For
+	// a Hedge it is a hedge its budget refused, the call going on.
+	LastRefused time.Time `json:"lastRefused,omitzero"`
+	// Shedding reports that the guard refused a call lately: LastRefused
+	// is less than the registry's [WithRegistryShedding] (a minute by
+	// default) before the snapshot. A guard whose state would be "ok" then
+	// says "shedding", health warning: an [AdaptiveLimiter] refuses calls
+	// of low priority long before every slot is taken. Other states say
+	// more, and stay: "full", "throttling", a breaker's "open" (a breaker
+	// closed again stays "closed"). Never set for a Hedge.
+	Shedding bool `json:"shedding,omitempty"`
 
 	Breaker           *BreakerSnapshot           `json:"breaker,omitempty"`
 	Bulkhead          *BulkheadSnapshot          `json:"bulkhead,omitempty"`
@@ -29,6 +46,11 @@ type Snapshot struct {
 	AdaptiveLimiter   *AdaptiveLimiterSnapshot   `json:"adaptiveLimiter,omitempty"`
 	AdaptiveThrottler *AdaptiveThrottlerSnapshot `json:"adaptiveThrottler,omitempty"`
 	Hedge             *HedgeSnapshot             `json:"hedge,omitempty"`
+
+	// Err says why the guard could not be read, when State is
+	// "unreadable": what its inspection panicked with. No guard of the
+	// package does; the registry shows it rather than fail every snapshot.
+	Err string `json:"err,omitempty"`
 
 	// Events are the recent events of the name, the newest first, when the
 	// guard reports to the registry (see [Registry.Observe]).
@@ -42,7 +64,7 @@ type Health string
 // The values of [Health].
 const (
 	HealthOK       Health = "ok"       // calls go through as usual
-	HealthWarning  Health = "warning"  // calls wait, are limited or probe
+	HealthWarning  Health = "warning"  // calls wait, are limited, shed or probe
 	HealthCritical Health = "critical" // calls are refused: an open breaker
 )
 
@@ -147,16 +169,30 @@ func (rec eventRecord) export() EventRecord {
 	e := rec.e
 	out := EventRecord{
 		Time: rec.last, First: rec.first, Count: rec.count,
-		Kind: e.Kind.String(), Component: e.Component, Text: describe(e),
+		Kind: e.Kind.String(), Component: e.Component,
 	}
 	if e.Err != nil {
-		out.Err = e.Err.Error()
+		out.Err = errorText(e.Err)
 	}
+	out.Text = describe(e, out.Err)
 	return out
 }
 
-// describe says what e reports in a line.
-func describe(e Event) string {
+// errorText returns err.Error(), or, when that panics (a typed nil *T
+// whose method reads its receiver, say), what fmt prints for such an
+// error: "%!v(PANIC=Error method: …)". One broken error is shown as
+// broken, and does not take every later snapshot down with it.
+func errorText(err error) (text string) {
+	defer func() {
+		if p := recover(); p != nil {
+			text = fmt.Sprintf("%%!v(PANIC=Error method: %v)", p)
+		}
+	}()
+	return err.Error()
+}
+
+// describe says what e reports in a line; errText is e.Err in words.
+func describe(e Event, errText string) string {
 	var b strings.Builder
 	b.WriteString(e.Kind.String())
 	switch e.Kind {
@@ -165,7 +201,7 @@ func describe(e Event) string {
 	case EventLimitChanged:
 		b.WriteString(": " + strconv.Itoa(e.Attempt) + " → " + strconv.Itoa(e.Size))
 		if e.Reason != nil {
-			b.WriteString(" (" + e.Reason.Error() + ")")
+			b.WriteString(" (" + errorText(e.Reason) + ")")
 		}
 		return b.String()
 	}
@@ -173,7 +209,7 @@ func describe(e Event) string {
 		b.WriteString(" #" + strconv.Itoa(e.Attempt))
 	}
 	if e.Err != nil {
-		b.WriteString(": " + e.Err.Error())
+		b.WriteString(": " + errText)
 	}
 	if e.Wait > 0 {
 		b.WriteString(" (wait " + e.Wait.String() + ")")
@@ -182,98 +218,4 @@ func describe(e Event) string {
 		b.WriteString(" (took " + e.Duration.String() + ")")
 	}
 	return b.String()
-}
-
-func (b *Breaker) inspect(s *Snapshot) {
-	m := b.Metrics()
-	s.Kind, s.State = "breaker", m.State.String()
-	s.Breaker = &BreakerSnapshot{
-		State: m.State.String(), Isolated: m.Isolated,
-		ConsecutiveFailures: m.ConsecutiveFailures,
-		WindowCalls:         m.WindowCalls, WindowFailures: m.WindowFailures, FailureRate: m.FailureRate,
-		Probes: m.Probes, Trips: m.Trips, HalfOpenIn: m.HalfOpenIn,
-	}
-	switch {
-	case m.Isolated:
-		s.State, s.Health = "isolated", HealthCritical
-	case m.State == BreakerOpen:
-		s.Health = HealthCritical
-	case m.State == BreakerHalfOpen:
-		s.Health = HealthWarning
-	}
-}
-
-func (b *Bulkhead) inspect(s *Snapshot) {
-	bs := &BulkheadSnapshot{InUse: b.InUse(), Limit: b.Limit(), Waiting: b.Waiting()}
-	s.Kind, s.Bulkhead = "bulkhead", bs
-	slotsState(s, bs.InUse, bs.Limit, bs.Waiting)
-}
-
-// slotsState says how a guard that limits calls at once fares.
-func slotsState(s *Snapshot, inUse, limit, waiting int) {
-	switch {
-	case waiting > 0:
-		s.State, s.Health = "queueing", HealthWarning
-	case inUse >= limit:
-		s.State, s.Health = "full", HealthWarning
-	default:
-		s.State = "ok"
-	}
-}
-
-func (l *RateLimiter) inspect(s *Snapshot) {
-	rs := &RateLimiterSnapshot{Tokens: l.Tokens(), Rate: l.Rate(), Burst: l.Burst()}
-	if l.Interval == 0 { // unlimited: +Inf tokens
-		rs.Tokens = float64(rs.Burst)
-	}
-	s.Kind, s.State, s.RateLimiter = "rate-limiter", "ok", rs
-	if l.Interval != 0 && rs.Tokens < 1 {
-		s.State, s.Health = "limiting", HealthWarning
-	}
-}
-
-func (l *KeyedRateLimiter[K]) inspect(s *Snapshot) {
-	ks := &KeyedRateLimiterSnapshot{
-		Keys: l.Len(), MaxKeys: int(l.maxKeys), Rate: l.Rate(), Burst: l.Burst(),
-		TopRefused: l.topRefused(keyedTopShown),
-	}
-	s.Kind, s.State, s.KeyedRateLimiter = "keyed-rate-limiter", "ok", ks
-	switch {
-	case ks.Keys >= ks.MaxKeys:
-		s.State, s.Health = "full", HealthCritical
-	case len(ks.TopRefused) > 0:
-		s.State, s.Health = "limiting", HealthWarning
-	}
-}
-
-func (b *RetryBudget) inspect(s *Snapshot) {
-	rs := &RetryBudgetSnapshot{
-		Form:      b.kind,
-		Tokens:    float64(b.balance.Load()) / budgetUnit,
-		Capacity:  float64(b.capacity) / budgetUnit,
-		Available: b.Available(),
-	}
-	s.Kind, s.State, s.RetryBudget = "retry-budget", "ok", rs
-	if rs.Available == 0 {
-		s.State, s.Health = "exhausted", HealthWarning
-	}
-}
-
-func (l *AdaptiveLimiter) inspect(s *Snapshot) {
-	as := &AdaptiveLimiterSnapshot{Limit: l.Limit(), InFlight: l.InFlight(), Queued: l.Queued()}
-	s.Kind, s.AdaptiveLimiter = "adaptive-limiter", as
-	slotsState(s, as.InFlight, as.Limit, as.Queued)
-}
-
-func (t *AdaptiveThrottler) inspect(s *Snapshot) {
-	ts := &AdaptiveThrottlerSnapshot{Ratio: t.Ratio()}
-	s.Kind, s.State, s.AdaptiveThrottler = "adaptive-throttler", "ok", ts
-	if ts.Ratio > 0 {
-		s.State, s.Health = "throttling", HealthWarning
-	}
-}
-
-func (h *hedge[T]) inspect(s *Snapshot) {
-	s.Kind, s.State = "hedge", "ok"
-	s.Hedge = &HedgeSnapshot{Delay: h.currentDelay(), Fixed: h.fixed, BudgetAvailable: h.budget.Available()}
 }

@@ -61,6 +61,7 @@ func TestRegistryPanics(t *testing.T) {
 		{"policy without state", func() { _ = reg.Register("x", resilience.Timeout[int](time.Second)) }, `guard "x" is a *resilience.timeout[int], which a registry cannot show`},
 		{"negative events", func() { resilience.WithRegistryEvents(-1) }, "WithRegistryEvents: n must be in [0, 10000], got -1"},
 		{"too many events", func() { resilience.WithRegistryEvents(10001) }, "WithRegistryEvents: n must be in [0, 10000], got 10001"},
+		{"negative shedding", func() { resilience.WithRegistryShedding(-time.Second) }, "WithRegistryShedding: d must not be negative, got -1s"},
 		{"observer", func() { resilience.NewRegistry(resilience.WithObserver(&recorder{})) }, "NewRegistry: WithObserver and WithName do not apply"},
 		{"nil option", func() { resilience.NewRegistry(nil) }, "NewRegistry: option is nil"},
 	}
@@ -350,12 +351,12 @@ func TestRegistryEventInWordsOnce(t *testing.T) {
 	for range 3 {
 		seen(1)
 	}
-	assert.Equal(t, 6, calls, "Error calls: one for Err, one for Text, of each record")
+	assert.Equal(t, 3, calls, "Error calls: one for each record, for Err and Text")
 	observe(resilience.EventFallback)
 	for range 3 {
 		seen(2)
 	}
-	assert.Equal(t, 8, calls, "Error calls once the newest record changed")
+	assert.Equal(t, 4, calls, "Error calls once the newest record changed")
 }
 
 func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
@@ -486,5 +487,88 @@ func BenchmarkRegistrySnapshots(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_ = reg.Snapshots()
+	}
+}
+
+// nilPointerError is an error type whose Error method reads its receiver:
+// a typed nil of it, handed over as an error, panics when put in words.
+type nilPointerError struct{ msg string }
+
+func (e *nilPointerError) Error() string { return e.msg }
+
+// panicError is an error whose Error method panics with its value.
+type panicError string
+
+func (e panicError) Error() string { panic(string(e)) }
+
+// TestRegistryBrokenErrorText: an event whose error panics when put in
+// words is shown as fmt shows such an error, and every snapshot after it,
+// of that name and of the others, is read as usual.
+func TestRegistryBrokenErrorText(t *testing.T) {
+	var typedNil *nilPointerError
+	const nilText = "%!v(PANIC=Error method: runtime error: invalid memory address or nil pointer dereference)"
+	tests := []struct {
+		name          string
+		e             resilience.Event
+		wantErr, text string
+	}{
+		{"typed nil", resilience.Event{Kind: resilience.EventRefused, Component: "breaker", Err: typedNil},
+			nilText, "refused: " + nilText},
+		{"panic with a value", resilience.Event{Kind: resilience.EventRetry, Attempt: 1, Err: panicError("boom")},
+			"%!v(PANIC=Error method: boom)", "retry #1: %!v(PANIC=Error method: boom)"},
+		{"typed nil reason", resilience.Event{Kind: resilience.EventLimitChanged, Attempt: 10, Size: 5, Reason: typedNil},
+			"", "limit-changed: 10 → 5 (" + nilText + ")"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := resilience.NewRegistry()
+			require.NoError(t, reg.Register("a", resilience.NewBulkhead(1)))
+			require.NoError(t, reg.Register("x", resilience.NewBreaker()))
+			tc.e.Name = "x"
+			reg.Observe(context.Background(), tc.e)
+			for range 2 { // put in words, then kept
+				var all []resilience.Snapshot
+				require.NotPanics(t, func() { all = reg.Snapshots() })
+				require.Len(t, all, 2)
+				require.Len(t, all[1].Events, 1)
+				assert.Equal(t, tc.wantErr, all[1].Events[0].Err)
+				assert.Equal(t, tc.text, all[1].Events[0].Text)
+				s, ok := reg.Snapshot("x")
+				require.True(t, ok)
+				assert.Equal(t, all[1].Events, s.Events)
+			}
+		})
+	}
+}
+
+// TestRegistryRefusesZeroGuards: a guard of any kind that no constructor
+// made is refused with an error naming it and its kind, and the
+// registry's snapshots are read as before.
+func TestRegistryRefusesZeroGuards(t *testing.T) {
+	tests := []struct {
+		guard any
+		kind  string
+	}{
+		{&resilience.Breaker{}, "breaker (*resilience.Breaker)"},
+		{&resilience.Bulkhead{}, "bulkhead (*resilience.Bulkhead)"},
+		{&resilience.RateLimiter{}, "rate-limiter (*resilience.RateLimiter)"},
+		{&resilience.KeyedRateLimiter[string]{}, "keyed-rate-limiter (*resilience.KeyedRateLimiter[string])"},
+		{&resilience.RetryBudget{}, "retry-budget (*resilience.RetryBudget)"},
+		{&resilience.AdaptiveLimiter{}, "adaptive-limiter (*resilience.AdaptiveLimiter)"},
+		{&resilience.AdaptiveThrottler{}, "adaptive-throttler (*resilience.AdaptiveThrottler)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind, func(t *testing.T) {
+			reg := resilience.NewRegistry()
+			require.NoError(t, reg.Register("ok", resilience.NewBulkhead(1)))
+			err := reg.Register("zero", tc.guard)
+			require.ErrorIs(t, err, resilience.ErrZeroGuard)
+			assert.Equal(t, `resilience: Registry.Register: guard "zero" is a zero `+tc.kind+`, not made by its constructor: `+resilience.ErrZeroGuard.Error(), err.Error())
+			_, ok := reg.Lookup("zero")
+			assert.False(t, ok, "registered")
+			var all []resilience.Snapshot
+			require.NotPanics(t, func() { all = reg.Snapshots() })
+			require.Len(t, all, 1)
+		})
 	}
 }

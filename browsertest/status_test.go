@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,15 @@ func run[T any](t *testing.T, ctx context.Context, a chromedp.Action[T]) T {
 	return v
 }
 
+// shownName is name as the page and its JSON show it: cut to 80
+// characters, the last an ellipsis, when it is longer (evilName is 83).
+func shownName(name string) string {
+	if r := []rune(name); len(r) > 80 {
+		return string(r[:79]) + "…"
+	}
+	return name
+}
+
 // evilName is a guard's name made of markup and script: the page must
 // show it as text.
 const evilName = `<img src=x onerror="document.title='pwned'"><script>document.title='pwned'</script>`
@@ -122,11 +132,17 @@ func newLiveService(t *testing.T, opts ...resiliencehttp.StatusOption) *liveServ
 		Kind: resilience.EventRefused, Component: "ratelimiter", Name: evilName,
 		Err: errors.New(`<b onmouseover="document.title='pwned'">refused</b>`),
 	})
+	return &liveService{reg: reg, breaker: br, calls: resilience.Guarded[string](br), url: serve(t, reg, opts...)}
+}
+
+// serve serves reg's status page on 127.0.0.1 under /debug/resilience/, as
+// a program mounts it, until the test ends, and returns its URL.
+func serve(t *testing.T, reg *resilience.Registry, opts ...resiliencehttp.StatusOption) string {
 	mux := http.NewServeMux()
 	mux.Handle("/debug/resilience/", http.StripPrefix("/debug/resilience", resiliencehttp.StatusHandler(reg, opts...)))
 	srv := httptest.NewServer(mux) // on 127.0.0.1
 	t.Cleanup(srv.Close)
-	return &liveService{reg: reg, breaker: br, calls: resilience.Guarded[string](br), url: srv.URL + "/debug/resilience/"}
+	return srv.URL + "/debug/resilience/"
 }
 
 // fail makes n calls that fail through the breaker.
@@ -170,7 +186,8 @@ func TestStatusPageShowsATripWithoutReload(t *testing.T) {
 	if want := "closed → open"; !strings.Contains(events, want) {
 		t.Errorf("events = %q, want %q in it", events, want)
 	}
-	if title, want := run(t, ctx, chromedp.Title()), "Guards: 1 critical, 0 warning"; title != want {
+	// The rate limiter named evilName refused a call a moment ago: it sheds.
+	if title, want := run(t, ctx, chromedp.Title()), "Guards: 1 critical, 1 warning"; title != want {
 		t.Errorf("title = %q, want %q", title, want)
 	}
 
@@ -183,12 +200,8 @@ func TestStatusPageShowsATripWithoutReload(t *testing.T) {
 func checkEscaped(t *testing.T, ctx context.Context) {
 	t.Helper()
 	names := run(t, ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("td.name")].map(td => td.textContent)`))
-	found := false
-	for _, n := range names {
-		found = found || n == evilName
-	}
-	if !found {
-		t.Errorf("names shown = %q, want %q among them as text", names, evilName)
+	if want := shownName(evilName); !slices.Contains(names, want) {
+		t.Errorf("names shown = %q, want %q among them as text", names, want)
 	}
 	if n := run(t, ctx, chromedp.Evaluate[int](`document.querySelectorAll("img, b, script").length`)); n != 1 {
 		t.Errorf("the page has %d img, b and script elements, want 1 (its own script)", n)
@@ -281,7 +294,7 @@ func TestStatusPageJSONMatchesSnapshots(t *testing.T) {
 		// The times and counts of a live registry move; what each guard is,
 		// and the breaker's trip, do not.
 		g, w := got[i], want[i]
-		if g.Name != w.Name || g.Kind != w.Kind || g.State != w.State || g.Health != w.Health {
+		if g.Name != shownName(w.Name) || g.Kind != w.Kind || g.State != w.State || g.Health != w.Health {
 			t.Errorf("snapshot %d = %s %s %s %s, want %s %s %s %s", i, g.Name, g.Kind, g.State, g.Health, w.Name, w.Kind, w.State, w.Health)
 		}
 		if sections(g) != sections(w) {
@@ -312,4 +325,69 @@ func sections(s resilience.Snapshot) string {
 		}
 	}
 	return out
+}
+
+// TestStatusPageWrapsNamesAtSeparators: in a window as narrow as a phone's,
+// a long name wraps, but only after its separators: each part of it between
+// two <wbr> is on one line; and every kind and state is on one line.
+func TestStatusPageWrapsNamesAtSeparators(t *testing.T) {
+	const long = "payments-api.eu-west-1.tenant-0123456789.reads"
+	reg := resilience.NewRegistry()
+	for name, g := range map[string]any{
+		long:                        resilience.NewKeyedRateLimiter[string](1, 1),
+		"checkout-adaptive-limiter": resilience.NewAdaptiveLimiter(),
+		"search_adaptive_throttler": resilience.NewAdaptiveThrottler(),
+		"inventory.reads.half-open": resilience.NewBreaker(),
+		"a-name-without-a-break-at-all-in-it-for-quite-a-while": resilience.NewBulkhead(1),
+	} {
+		if err := reg.Register(name, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx := newBrowser(t)
+	within(t, ctx, 20*time.Second,
+		chromedp.EmulateViewport(360, 640),
+		chromedp.Navigate(serve(t, reg)),
+		chromedp.WaitVisible(chromedp.CSS(`td.name`)),
+	)
+	// lines counts the lines a node's text is laid out on.
+	type row struct {
+		Whole, Kind, State int
+		Parts              []int
+	}
+	rows := run(t, ctx, chromedp.Evaluate[map[string]row](`(() => {
+		const lines = n => {
+			const r = document.createRange();
+			r.selectNodeContents(n);
+			return new Set([...r.getClientRects()].map(q => Math.round(q.top))).size;
+		};
+		const out = {};
+		for (const tr of document.querySelectorAll("tr[data-name]")) {
+			const name = tr.querySelector("td.name");
+			out[tr.dataset.name] = {
+				Whole: lines(name),
+				Kind: lines(tr.querySelector("td.kind")),
+				State: lines(tr.querySelector("td.health span")),
+				Parts: [...name.childNodes].filter(n => n.nodeType === Node.TEXT_NODE).map(lines),
+			};
+		}
+		return out;
+	})()`))
+	screenshot(t, ctx, "narrow.png")
+	if len(rows) != 5 {
+		t.Fatalf("rows = %v, want 5", rows)
+	}
+	if rows[long].Whole < 2 {
+		t.Errorf("%s is on %d line, want it wrapped in a narrow window", long, rows[long].Whole)
+	}
+	for name, r := range rows {
+		for i, n := range r.Parts {
+			if n != 1 {
+				t.Errorf("%s: part %d is on %d lines, want 1 (a name wraps at its separators alone)", name, i, n)
+			}
+		}
+		if r.Kind != 1 || r.State != 1 {
+			t.Errorf("%s: kind on %d lines, state on %d, want 1 each", name, r.Kind, r.State)
+		}
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +22,13 @@ import (
 // it when scripts are off). The same snapshots come as JSON, a list of
 // resilience.Snapshot, with ?format=json or an Accept header that asks
 // for application/json rather than text/html.
+//
+// Both are bounded, whatever the registry holds: at most 200 guards, the
+// most critical first, with a line on the page (the JSON: a header
+// Resilience-Guards-Omitted) saying how many more there are; each guard's
+// 32 newest events; names cut to 80 characters, keys to 64, error texts to
+// 300, each ending in "…" when cut. A breaker whose name was cut has no
+// actions on the page. Read everything with reg.Snapshots.
 //
 // The page shows the internals of a service and the keys of its users:
 // mount it behind the service's admin authentication, never on a public
@@ -111,9 +120,15 @@ func wantsJSON(r *http.Request) bool {
 }
 
 func (h *statusHandler) serveJSON(w http.ResponseWriter) {
-	snaps := h.reg.Snapshots()
+	snaps, omitted := shown(h.reg.Snapshots())
 	if snaps == nil {
 		snaps = []resilience.Snapshot{} // [], not null
+	}
+	for i := range snaps {
+		bound(&snaps[i])
+	}
+	if n := omitted.Total(); n > 0 {
+		w.Header().Set("Resilience-Guards-Omitted", strconv.Itoa(n))
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(snaps) // a write error is the client's
@@ -163,11 +178,24 @@ func (h *statusHandler) act(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "unknown action", http.StatusBadRequest)
 		return
 	}
-	// Back to the page as the browser named it: under http.StripPrefix
-	// r.URL.Path has lost the prefix, r.RequestURI has not.
-	back := r.URL.Path
+	http.Redirect(w, r, pagePath(r), http.StatusSeeOther)
+}
+
+// pagePath returns the path of the page r was sent to, as the browser named
+// it (under http.StripPrefix r.URL.Path has lost the prefix, r.RequestURI
+// has not), cleaned so that it starts with exactly one slash: a browser
+// reads "//evil.example/" as another host, and a handler served without a
+// ServeMux, which cleans paths, gets such paths as they came. The path is
+// escaped, so a backslash, which a browser reads as a slash there, comes
+// back as %5C.
+func pagePath(r *http.Request) string {
+	p := r.URL.EscapedPath()
 	if u, err := url.ParseRequestURI(r.RequestURI); err == nil {
-		back = u.EscapedPath()
+		p = u.EscapedPath()
 	}
-	http.Redirect(w, r, back, http.StatusSeeOther)
+	clean := path.Clean("/" + p)
+	if strings.HasSuffix(p, "/") && clean != "/" {
+		clean += "/"
+	}
+	return clean
 }

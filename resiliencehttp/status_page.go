@@ -17,43 +17,69 @@ var statusHTML string
 
 // statusTemplate renders the page. html/template escapes every name, key
 // and error text for where it lands: names come from users.
-var statusTemplate = template.Must(template.New("status").Parse(statusHTML))
+var statusTemplate = template.Must(template.New("status").Funcs(template.FuncMap{"breakable": breakable}).Parse(statusHTML))
 
-// statusPage is what the template shows.
-type statusPage struct {
-	Guards                []statusRow
-	OK, Warning, Critical int
-	Updated               string
-	Actions               bool
-	RefreshMillis         int64
-	ReloadSeconds         int // without scripts
-	Nonce                 string
+// breakable splits name after each run of separators (. - _ / : @), where
+// the page lets it wrap: "payments-api.eu" is "payments-", "api.", "eu".
+func breakable(name string) []string {
+	var parts []string
+	for name != "" {
+		i := strings.IndexAny(name, ".-_/:@")
+		if i < 0 {
+			break
+		}
+		j := i + 1
+		for j < len(name) && strings.IndexByte(".-_/:@", name[j]) >= 0 {
+			j++
+		}
+		parts, name = append(parts, name[:j]), name[j:]
+	}
+	if name != "" {
+		parts = append(parts, name)
+	}
+	return parts
 }
 
-// statusRow is a guard's row: its snapshot and its counts in words.
+// statusPage is what the template shows: the rows shown, and the counts
+// of all guards and of those not shown.
+type statusPage struct {
+	Guards        []statusRow
+	All, Omitted  healthCounts
+	MaxGuards     int
+	Updated       string
+	Actions       bool
+	RefreshMillis int64
+	ReloadSeconds int // without scripts
+	Nonce         string
+}
+
+// statusRow is a guard's row: its snapshot, its counts in words, and
+// whether it has actions (a breaker whose name is whole).
 type statusRow struct {
 	resilience.Snapshot
 	Details string
+	Actions bool
 }
 
-func newStatusPage(snaps []resilience.Snapshot, actions bool, refresh time.Duration, nonce string) statusPage {
+func newStatusPage(all []resilience.Snapshot, actions bool, refresh time.Duration, nonce string) statusPage {
 	p := statusPage{
-		Guards:        make([]statusRow, len(snaps)),
+		MaxGuards:     maxGuardsShown,
 		Updated:       time.Now().Format("15:04:05"),
 		Actions:       actions,
 		RefreshMillis: refresh.Milliseconds(),
 		ReloadSeconds: max(5, int(refresh/time.Second)),
 		Nonce:         nonce,
 	}
+	for _, s := range all {
+		p.All.add(s.Health)
+	}
+	snaps, omitted := shown(all)
+	p.Guards, p.Omitted = make([]statusRow, len(snaps)), omitted
 	for i, s := range snaps {
-		p.Guards[i] = statusRow{Snapshot: s, Details: details(s)}
-		switch s.Health {
-		case resilience.HealthCritical:
-			p.Critical++
-		case resilience.HealthWarning:
-			p.Warning++
-		default:
-			p.OK++
+		whole := bound(&s)
+		p.Guards[i] = statusRow{Snapshot: s, Details: details(s), Actions: actions && whole && s.Kind == "breaker"}
+		if s.Shedding {
+			p.Guards[i].Details += "; refused calls, the last at " + s.LastRefused.Format("15:04:05")
 		}
 	}
 	return p
@@ -62,6 +88,8 @@ func newStatusPage(snaps []resilience.Snapshot, actions bool, refresh time.Durat
 // details says a guard's counts in a line.
 func details(s resilience.Snapshot) string {
 	switch {
+	case s.Err != "":
+		return s.Err
 	case s.Breaker != nil:
 		return breakerDetails(s.Breaker)
 	case s.Bulkhead != nil:

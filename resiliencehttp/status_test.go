@@ -1,14 +1,17 @@
 package resiliencehttp_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,7 +179,7 @@ func TestStatusHandlerDetails(t *testing.T) {
 	}
 	_, body := fetchPage(t, "GET", statusServer(t, reg), nil)
 	for _, g := range guards {
-		row := regexp.MustCompile(`data-name="` + g.name + `">\n<td class="name">[^<]*</td>\n<td>[^<]*</td>\n<td><span [^>]*>[^<]*</span></td>\n<td>([^<]*)</td>`)
+		row := regexp.MustCompile(`data-name="` + g.name + `">\n<td class="name">.*</td>\n<td class="kind">[^<]*</td>\n<td class="health"><span [^>]*>[^<]*</span></td>\n<td class="details">([^<]*)</td>`)
 		m := row.FindStringSubmatch(body)
 		if assert.NotNil(t, m, "row of %s", g.name) {
 			assert.Equal(t, g.want, m[1], "details of %s", g.name)
@@ -305,4 +308,125 @@ func TestStatusHandlerPanics(t *testing.T) {
 			assert.PanicsWithValue(t, tc.want, tc.f)
 		})
 	}
+}
+
+// brokenError is an error type whose Error method reads its receiver: a
+// typed nil of it panics when put in words.
+type brokenError struct{ msg string }
+
+func (e *brokenError) Error() string { return e.msg }
+
+// TestStatusHandlerBrokenError: an event whose error panics when put in
+// words shows as broken on the page and in the JSON, which are served as
+// usual, that time and every time after.
+func TestStatusHandlerBrokenError(t *testing.T) {
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register("db", resilience.NewBreaker()))
+	var typedNil *brokenError
+	reg.Observe(context.Background(), resilience.Event{Kind: resilience.EventRefused, Component: "breaker", Name: "db", Err: typedNil})
+	base := statusServer(t, reg)
+	const broken = "%!v(PANIC=Error method: runtime error: invalid memory address or nil pointer dereference)"
+	for range 2 {
+		resp, body := fetchPage(t, "GET", base, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Contains(t, body, "refused: "+broken)
+		resp, body = fetchPage(t, "GET", base+"?format=json", nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var got []resilience.Snapshot
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Len(t, got, 1)
+		assert.Equal(t, broken, got[0].Events[0].Err)
+	}
+}
+
+// TestStatusHandlerActionRedirectStaysOnHost: served without a mux that
+// cleans paths, an action on a path a browser reads as another host sends
+// the browser back to a path of the same host, never to that host.
+func TestStatusHandlerActionRedirectStaysOnHost(t *testing.T) {
+	reg := resilience.NewRegistry()
+	br := resilience.NewBreaker()
+	require.NoError(t, reg.Register("db", br))
+	srv := newServer(t, resiliencehttp.StatusHandler(reg, resiliencehttp.WithStatusActions()).ServeHTTP)
+	base, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	tests := []struct{ path, want string }{
+		{"/", "/"},
+		{"/status/", "/status/"},
+		{"/status", "/status"},
+		{"//evil.example/", "/evil.example/"},
+		{"///evil.example", "/evil.example"},
+		{"//evil.example/a/../", "/evil.example/"},
+		{"/./evil.example/", "/evil.example/"},
+		{`/\evil.example/`, "/%5Cevil.example/"},
+		{"/%2F%2Fevil.example/", "/%2F%2Fevil.example/"},
+		{"/%5Cevil.example/", "/%5Cevil.example/"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.path, func(t *testing.T) {
+			resp := postRaw(t, base.Host, tc.path, "name=db&action=reset", "Sec-Fetch-Site: same-origin")
+			require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+			loc := resp.Header.Get("Location")
+			assert.Equal(t, tc.want, loc)
+			u, err := url.Parse(loc)
+			require.NoError(t, err)
+			assert.Equal(t, base.Host, base.ResolveReference(u).Host, "Location %q leaves the host", loc)
+		})
+	}
+}
+
+// postRaw sends a form to host with target as the request target, byte
+// for byte, as no client that cleans URLs would, and returns the answer.
+func postRaw(t *testing.T, host, target, form string, headers ...string) *http.Response {
+	t.Helper()
+	conn, err := net.Dial("tcp", host)
+	require.NoError(t, err)
+	defer conn.Close()
+	req := "POST " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n" +
+		"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: " + strconv.Itoa(len(form)) + "\r\n"
+	for _, h := range headers {
+		req += h + "\r\n"
+	}
+	_, err = io.WriteString(conn, req+"\r\n"+form)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp
+}
+
+// TestStatusHandlerShowsShedding: an adaptive limiter that refuses calls
+// of low priority with slots free shows on the page and in the JSON as
+// shedding, in amber, until the registry's shedding window has passed on
+// its clock.
+func TestStatusHandlerShowsShedding(t *testing.T) {
+	ctx := resilience.WithPriority(context.Background(), resilience.PrioritySheddable)
+	mock := clock.NewMock()
+	reg := resilience.NewRegistry(resilience.WithClock(mock), resilience.WithRegistryShedding(10*time.Second))
+	l := resilience.NewAdaptiveLimiter(resilience.WithClock(mock), resilience.WithAdaptiveInitial(8),
+		resilience.WithName("api"), resilience.WithObserver(reg))
+	require.NoError(t, reg.Register("api", l))
+	for {
+		done, err := l.Enter(ctx)
+		if err != nil {
+			break
+		}
+		defer done(nil)
+	}
+	require.Less(t, l.InFlight(), l.Limit(), "refused with slots free")
+	base := statusServer(t, reg)
+
+	_, body := fetchPage(t, "GET", base, nil)
+	assert.Contains(t, body, `<tr class="warning" data-name="api">`)
+	assert.Contains(t, body, `<span class="state warning">shedding</span>`)
+	assert.Contains(t, body, "; refused calls, the last at "+mock.Now().Format("15:04:05"))
+	assert.Contains(t, body, "1 registered: 0 ok, 1 warning, 0 critical.")
+	_, body = fetchPage(t, "GET", base+"?format=json", nil)
+	assert.Contains(t, body, `"state":"shedding","health":"warning","lastRefused":"`)
+	assert.Contains(t, body, `"shedding":true`)
+
+	mock.Add(10 * time.Second)
+	_, body = fetchPage(t, "GET", base, nil)
+	assert.Contains(t, body, `<span class="state ok">ok</span>`)
+	assert.NotContains(t, body, "refused calls, the last")
 }

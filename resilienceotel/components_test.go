@@ -56,6 +56,10 @@ func TestComponentsEndToEnd(t *testing.T) {
 				require.Equal(t, resilience.BreakerClosed, b.State())
 			},
 			wantMetric: map[string]float64{
+				"resilience.guard.health{health=ok,name=api}":                                        1,
+				"resilience.guard.health{health=warning,name=api}":                                   0,
+				"resilience.guard.health{health=critical,name=api}":                                  0,
+				"resilience.guard.shedding{name=api}":                                                0,
 				"resilience.breaker.transitions{breaker.state=open,component=breaker,name=api}":      1,
 				"resilience.breaker.transitions{breaker.state=half_open,component=breaker,name=api}": 1,
 				"resilience.breaker.transitions{breaker.state=closed,component=breaker,name=api}":    1,
@@ -108,6 +112,10 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.call.duration.sum{component=bulkhead,name=db,outcome=success}":   0.005,
 				"resilience.call.duration.count{component=bulkhead,name=db,outcome=refused}": 2,
 				"resilience.call.duration.sum{component=bulkhead,name=db,outcome=refused}":   0.02,
+				"resilience.guard.health{health=ok,name=db}":                                 0,
+				"resilience.guard.health{health=warning,name=db}":                            1, // full
+				"resilience.guard.health{health=critical,name=db}":                           0,
+				"resilience.guard.shedding{name=db}":                                         0, // it reports to h alone, not to the registry
 				"resilience.bulkhead.in_use{name=db}":                                        1, // still held
 				"resilience.bulkhead.limit{name=db}":                                         1,
 				"resilience.bulkhead.queued{name=db}":                                        0,
@@ -253,7 +261,5 @@ func register(t *testing.T, h *harness, name string, g any) {
 	t.Helper()
 	reg := resilience.NewRegistry()
 	require.NoError(t, reg.Register(name, g))
-	registration, err := h.obs.RegisterRegistry(reg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = registration.Unregister() })
+	h.watch(t, reg)
 }

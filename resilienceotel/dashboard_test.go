@@ -14,7 +14,7 @@ import (
 // bucket bound.
 var dashboardLabels = []string{
 	promLabel("resilience.component"), promLabel("resilience.name"), promLabel("resilience.outcome"),
-	promLabel("resilience.reason"), promLabel("resilience.breaker.state"), "le",
+	promLabel("resilience.reason"), promLabel("resilience.breaker.state"), promLabel("resilience.health"), "le",
 }
 
 // TestDashboardQueriesExportedMetrics: every metric and label the Grafana

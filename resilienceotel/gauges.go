@@ -15,6 +15,8 @@ import (
 // across processes (slots, calls, keys) are up-down counters; the others
 // (a state, tokens, a ratio, a delay) are gauges.
 type gauges struct {
+	health             metric.Int64ObservableGauge
+	shedding           metric.Int64ObservableGauge
 	breakerState       metric.Int64ObservableGauge
 	breakerFailures    metric.Float64ObservableGauge
 	breakerConsecutive metric.Int64ObservableGauge
@@ -51,6 +53,10 @@ func newGauges(m metric.Meter) (gauges, error) {
 		errs = append(errs, err)
 		return inst
 	}
+	g.health = i64g("resilience.guard.health", "{health}",
+		"1 for how a registered guard fares (ok, warning or critical, the status page's colour), 0 for the two others.")
+	g.shedding = i64g("resilience.guard.shedding", "{guard}",
+		"1 if a registered guard refused a call lately (within the registry's WithRegistryShedding, a minute by default), else 0.")
 	g.breakerState = i64g("resilience.breaker.state", "{state}",
 		"1 for a registered breaker's current state, 0 for its other states.")
 	g.breakerFailures = f64g("resilience.breaker.failure_ratio", "1",
@@ -76,7 +82,7 @@ func newGauges(m metric.Meter) (gauges, error) {
 
 func (g *gauges) all() []metric.Observable {
 	return []metric.Observable{
-		g.breakerState, g.breakerFailures, g.breakerConsecutive,
+		g.health, g.shedding, g.breakerState, g.breakerFailures, g.breakerConsecutive,
 		g.bulkheadInUse, g.bulkheadLimit, g.bulkheadQueued,
 		g.limiterTokens, g.keyedKeys, g.budgetTokens,
 		g.adaptiveLimit, g.adaptiveInFlight, g.adaptiveQueued,
@@ -91,7 +97,9 @@ var breakerStates = [...]struct{ snapshot, attr string }{
 }
 
 // RegisterRegistry reports every guard registered in reg, read when the
-// metrics are collected: a breaker's state, failure ratio and failures in a
+// metrics are collected: the health of each (one series per health, 1 for
+// the current one) and whether it sheds (1 if it refused a call lately: see
+// resilience.WithRegistryShedding); a breaker's state, failure ratio and failures in a
 // row; a bulkhead's slots in use, limit and queue; a rate limiter's
 // tokens; a keyed rate limiter's keys; a retry quota's, throttle's or
 // budget's tokens; an adaptive limiter's limit, calls in flight and queue;
@@ -117,19 +125,23 @@ func (o *Observer) RegisterRegistry(reg *resilience.Registry) (metric.Registrati
 	}, g.all()...)
 }
 
+// healths are the values of a snapshot's Health, which the attribute
+// resilience.health says as they are.
+var healths = [...]resilience.Health{resilience.HealthOK, resilience.HealthWarning, resilience.HealthCritical}
+
 // observe reports the snapshot s of one registered guard.
 func (g *gauges) observe(obs metric.Observer, s resilience.Snapshot) {
 	name := keyName.String(s.Name)
 	set := metric.WithAttributeSet(attribute.NewSet(name))
+	for _, h := range healths {
+		obs.ObserveInt64(g.health, oneIf(s.Health == h), metric.WithAttributeSet(attribute.NewSet(name, keyHealth.String(string(h)))))
+	}
+	obs.ObserveInt64(g.shedding, oneIf(s.Shedding), set)
 	switch {
 	case s.Breaker != nil:
 		b := s.Breaker
 		for _, st := range breakerStates {
-			var v int64
-			if b.State == st.snapshot {
-				v = 1
-			}
-			obs.ObserveInt64(g.breakerState, v, metric.WithAttributeSet(attribute.NewSet(name, keyState.String(st.attr))))
+			obs.ObserveInt64(g.breakerState, oneIf(b.State == st.snapshot), metric.WithAttributeSet(attribute.NewSet(name, keyState.String(st.attr))))
 		}
 		obs.ObserveFloat64(g.breakerFailures, b.FailureRate, set)
 		obs.ObserveInt64(g.breakerConsecutive, int64(b.ConsecutiveFailures), set)
@@ -152,4 +164,12 @@ func (g *gauges) observe(obs metric.Observer, s resilience.Snapshot) {
 	case s.Hedge != nil:
 		obs.ObserveFloat64(g.hedgeDelay, s.Hedge.Delay.Seconds(), set)
 	}
+}
+
+// oneIf is 1 if b holds, else 0: a gauge's value for a yes or no.
+func oneIf(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -3,6 +3,7 @@ package resilienceotel_test
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -11,15 +12,21 @@ import (
 	"github.com/faf87a20/resilience"
 )
 
+// watch reports reg through h's Observer until the test ends.
+func (h *harness) watch(t *testing.T, reg *resilience.Registry) {
+	t.Helper()
+	registration, err := h.obs.RegisterRegistry(reg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = registration.Unregister() })
+}
+
 // TestRegistryGauges: every guard of a registry has its series from the
 // moment it is registered, before any call, and has none once it is
 // unregistered.
 func TestRegistryGauges(t *testing.T) {
 	h := newHarness(t)
 	reg := resilience.NewRegistry()
-	registration, err := h.obs.RegisterRegistry(reg)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = registration.Unregister() })
+	h.watch(t, reg)
 	assert.Empty(t, h.metrics(t), "an empty registry")
 
 	guards := map[string]any{
@@ -53,6 +60,12 @@ func TestRegistryGauges(t *testing.T) {
 		"resilience.adaptive_throttler.rejection_ratio{name=at}":    0,
 		"resilience.hedge.delay{name=hdg}":                          0.025,
 	}
+	for name := range guards { // each well, and shedding nothing
+		want[healthSeries(name, resilience.HealthOK)] = 1
+		want[healthSeries(name, resilience.HealthWarning)] = 0
+		want[healthSeries(name, resilience.HealthCritical)] = 0
+		want["resilience.guard.shedding{name="+name+"}"] = 0
+	}
 	assert.Equal(t, want, h.metrics(t), "right after registration")
 
 	// The gauges follow the guards.
@@ -64,6 +77,8 @@ func TestRegistryGauges(t *testing.T) {
 	assert.Equal(t, 1.0, got["resilience.breaker.state{breaker.state=open,name=br}"])
 	assert.Equal(t, 0.0, got["resilience.breaker.state{breaker.state=closed,name=br}"])
 	assert.Equal(t, 1.0, got["resilience.bulkhead.in_use{name=bh}"])
+	assert.Equal(t, 1.0, got[healthSeries("br", resilience.HealthCritical)])
+	assert.Equal(t, 0.0, got[healthSeries("br", resilience.HealthOK)])
 	bh.Release()
 
 	for name := range guards {
@@ -80,7 +95,7 @@ func TestRegisterRegistryUnregister(t *testing.T) {
 	require.NoError(t, reg.Register("bh", resilience.NewBulkhead(2)))
 	registration, err := h.obs.RegisterRegistry(reg)
 	require.NoError(t, err)
-	assert.Len(t, h.metrics(t), 3)
+	assert.Len(t, h.metrics(t), 3+4, "the bulkhead's, its health's and its shedding")
 	require.NoError(t, registration.Unregister())
 	assert.Empty(t, h.metrics(t))
 	require.PanicsWithValue(t, "resilienceotel: Observer.RegisterRegistry: registry is nil", func() { _, _ = h.obs.RegisterRegistry(nil) })
@@ -109,4 +124,107 @@ func TestComposedCallRecordsOneDuration(t *testing.T) {
 	}
 	assert.Equal(t, 1.0, calls, "call durations recorded: %v", got)
 	assert.Equal(t, 1.0, got["resilience.call.duration.count{component=timeout,name=api,outcome=success}"], "%v", got)
+}
+
+// nilPointerError is an error type whose Error method reads its receiver:
+// a typed nil of it panics when put in words.
+type nilPointerError struct{ msg string }
+
+func (e *nilPointerError) Error() string { return e.msg }
+
+// TestRegistryGaugesBrokenError: an event whose error panics when put in
+// words does not stop the registry's gauges from being read.
+func TestRegistryGaugesBrokenError(t *testing.T) {
+	h := newHarness(t)
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register("bh", resilience.NewBulkhead(2)))
+	h.watch(t, reg)
+	var typedNil *nilPointerError
+	reg.Observe(context.Background(), resilience.Event{Kind: resilience.EventRefused, Component: "bulkhead", Name: "bh", Err: typedNil})
+	var got map[string]float64
+	require.NotPanics(t, func() { got = h.metrics(t) })
+	assert.Equal(t, 2.0, got["resilience.bulkhead.limit{name=bh}"])
+}
+
+// healthSeries is the key of metrics for the series of
+// resilience.guard.health of the guard name and health h.
+func healthSeries(name string, h resilience.Health) string {
+	return "resilience.guard.health{health=" + string(h) + ",name=" + name + "}"
+}
+
+// TestRegistryGaugesShedding: a guard of each kind that refused a call
+// lately is reported as shedding, with its health, until the registry's
+// WithRegistryShedding has passed; time is a synctest bubble's.
+func TestRegistryGaugesShedding(t *testing.T) {
+	low := resilience.WithPriority(context.Background(), resilience.PrioritySheddable)
+	tests := []struct {
+		name string
+		// refuse builds a guard reporting with obs, registers it with add,
+		// makes it refuse a call, and lets go of what it holds.
+		refuse        func(t *testing.T, add func(any), obs ...resilience.Option)
+		during, after resilience.Health
+	}{
+		{"adaptive limiter", func(t *testing.T, add func(any), obs ...resilience.Option) {
+			l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(8), obs[0], obs[1])
+			add(l)
+			var dones []func(error)
+			for {
+				done, err := l.Enter(low)
+				if err != nil {
+					break
+				}
+				dones = append(dones, done)
+			}
+			require.Less(t, l.InFlight(), l.Limit(), "refused with slots free")
+			for _, done := range dones {
+				done(nil)
+			}
+		}, resilience.HealthWarning, resilience.HealthOK},
+		{"bulkhead", func(t *testing.T, add func(any), obs ...resilience.Option) {
+			b := resilience.NewBulkhead(1, obs[0], obs[1])
+			add(b)
+			require.True(t, b.TryAcquire())
+			_, err := b.Enter(context.Background())
+			require.ErrorIs(t, err, resilience.ErrBulkheadFull)
+			b.Release()
+		}, resilience.HealthWarning, resilience.HealthOK},
+		{"open breaker", func(t *testing.T, add func(any), obs ...resilience.Option) {
+			b := resilience.NewBreaker(obs[0], obs[1])
+			add(b)
+			b.Trip()
+			_, err := b.Enter(context.Background())
+			require.ErrorIs(t, err, resilience.ErrBreakerOpen)
+		}, resilience.HealthCritical, resilience.HealthCritical},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarness(t)
+				reg := resilience.NewRegistry(resilience.WithRegistryShedding(10 * time.Second))
+				h.watch(t, reg)
+				add := func(g any) { require.NoError(t, reg.Register("g", g)) }
+				tc.refuse(t, add, resilience.WithName("g"), resilience.WithObserver(reg))
+				for _, step := range []struct {
+					wait     time.Duration
+					shedding float64
+					health   resilience.Health
+				}{
+					{0, 1, tc.during},
+					{10*time.Second - time.Nanosecond, 1, tc.during},
+					{time.Nanosecond, 0, tc.after},
+				} {
+					time.Sleep(step.wait)
+					got := h.metrics(t)
+					assert.Equal(t, step.shedding, got["resilience.guard.shedding{name=g}"], "shedding, %v after", step.wait)
+					for _, hl := range []resilience.Health{resilience.HealthOK, resilience.HealthWarning, resilience.HealthCritical} {
+						want := 0.0
+						if hl == step.health {
+							want = 1
+						}
+						assert.Equal(t, want, got[healthSeries("g", hl)], "health %s", hl)
+					}
+				}
+			})
+		})
+	}
 }

@@ -19,6 +19,7 @@ const (
 	keyOutcome   = attribute.Key("resilience.outcome")
 	keyReason    = attribute.Key("resilience.reason")
 	keyState     = attribute.Key("resilience.breaker.state")
+	keyHealth    = attribute.Key("resilience.health")
 )
 
 // outcome is how a call, an attempt, a batch or a wait ended: the value of
