@@ -84,6 +84,7 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 			v = zero
 		}
 		if !r.pause(ctx, wait) {
+			r.refund(paid) // the retry it paid for will never be made
 			return v, attempt, r.giveUp(ctx, attempt, err, ctx.Err())
 		}
 		prev = wait
@@ -253,6 +254,13 @@ func (r *retry[T]) pay(ctx context.Context, attempt int, err error) (int64, erro
 		return 0, ErrRetryBudgetExhausted
 	}
 	return paid, nil
+}
+
+// refund gives back what a retry took when it is not made after all.
+func (r *retry[T]) refund(paid int64) {
+	if paid > 0 {
+		r.budget.deposit(paid)
+	}
 }
 
 // fits reports whether a wait ends within the time limit and before the
