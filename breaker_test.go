@@ -219,14 +219,15 @@ func TestBreakerOpenErrorRetryAfter(t *testing.T) {
 	assert.EqualError(t, err, "resilience: circuit breaker open")
 }
 
-// TestBreakerRetryWaitsForHalfOpen: a Retry outside an open breaker waits
-// exactly until the breaker lets a probe through.
+// TestBreakerRetryWaitsForHalfOpen: a Retry given WithWaitForBreaker
+// outside an open breaker waits exactly until the breaker lets a probe
+// through (TestRetryOpenBreaker pins what Retry does without it).
 func TestBreakerRetryWaitsForHalfOpen(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(5*time.Second),
 			resilience.WithBreakerHintJitter(0)) // TestBreakerHintJitter spreads it
 		outcome(b, errDown)
-		p := resilience.Compose(resilience.Retry[int](), resilience.Guarded[int](b))
+		p := resilience.Compose(resilience.Retry[int](resilience.WithWaitForBreaker()), resilience.Guarded[int](b))
 		start := time.Now()
 		v, err := p.Execute(context.Background(), func(context.Context) (int, error) { return 7, nil })
 		require.NoError(t, err)

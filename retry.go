@@ -13,10 +13,12 @@ import (
 // (returned as it is), or the attempts, the time, the retry budget or the
 // caller's context run out (a *[RetryError]); an attempt that returns once
 // the caller's context has ended is not retried, its error returned as fn
-// gave it. By default it makes 3 attempts, retries every error, and draws
-// retries from a quota of its own, [NewRetryQuota](40), shared by every
-// call: build a Retry once. Retry panics if an option is invalid; Execute
-// panics if fn is nil.
+// gave it. By default it makes 3 attempts, retries every error, waits as
+// an error's [RetryHint] asks (up to 10s), and draws retries from a quota
+// of its own, [NewRetryQuota](40), shared by every call: build a Retry
+// once. An open [Breaker]'s refusal is returned at once unless the backoff
+// would wait out its cool-down anyway (see [WithWaitForBreaker]). Retry
+// panics if an option is invalid; Execute panics if fn is nil.
 func Retry[T any](opts ...RetryOption) Policy[T] {
 	cfg := retryConfig{attempts: 3, maxRetryAfter: 10 * time.Second}
 	for _, o := range opts {
@@ -68,6 +70,7 @@ type retryConfig struct {
 	backoff       Backoff
 	maxElapsed    time.Duration // 0: no limit
 	maxRetryAfter time.Duration
+	waitBreaker   bool         // WithWaitForBreaker was given
 	budget        *RetryBudget // nil: none
 	budgetSet     bool         // WithBudget or WithoutBudget was given
 	discard       any          // func(T), checked by Retry[T]
@@ -120,6 +123,16 @@ func WithMaxElapsed(d time.Duration) RetryOption {
 func WithMaxRetryAfter(d time.Duration) RetryOption {
 	checkDuration("WithMaxRetryAfter", "d", d)
 	return retryOptionFunc(func(c *retryConfig) { c.maxRetryAfter = d })
+}
+
+// WithWaitForBreaker makes a retry wait for an open [Breaker]'s refusal as
+// for any [RetryHint]: until its cool-down ends, cut to [WithMaxRetryAfter].
+// Without it, Retry waits for an open breaker only when its backoff would
+// wait as long anyway, and otherwise returns the breaker's refusal at once,
+// as an error not to retry: a breaker is there to fail fast, and of the
+// callers that wait for its cool-down all but its probes are refused again.
+func WithWaitForBreaker() RetryOption {
+	return retryOptionFunc(func(c *retryConfig) { c.waitBreaker = true })
 }
 
 // WithAbortOn lists errors never to retry, matched with errors.Is; lists

@@ -59,18 +59,20 @@ func (r *retry[T]) run(ctx context.Context, next chain[T], fn Func[T], report bo
 }
 
 // again goes on after a first attempt that did not plainly succeed: each
-// turn classifies the outcome, works out the next wait, announces it,
-// sleeps and calls again. It returns the outcome and the attempts made.
+// turn decides about the outcome, pays for the retry, announces it, sleeps
+// and calls again. It returns the outcome and the attempts made.
 func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start time.Time, v T, err error) (T, int, error) {
 	var prev time.Duration
-	var paid int64 // what the last retry took from a quota
+	var paid int64 // what the last retry took from a budget
 	for attempt := 1; ; attempt++ {
-		verdict := r.classify(ctx, v, err)
+		verdict, wait, reason := r.decide(ctx, attempt, prev, start, v, err)
 		if verdict != verdictRetry {
 			return v, attempt, r.settle(ctx, attempt, err, verdict, paid)
 		}
 		r.attemptFailed(ctx, attempt, err, true)
-		wait, reason := r.nextWait(ctx, attempt, prev, err, start, &paid)
+		if reason == nil {
+			paid, reason = r.pay(ctx, attempt, err)
+		}
 		if reason != nil {
 			return v, attempt, r.giveUp(ctx, attempt, err, reason)
 		}
@@ -82,6 +84,7 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 			v = zero
 		}
 		if !r.pause(ctx, wait) {
+			r.refund(paid) // the retry it paid for will never be made
 			return v, attempt, r.giveUp(ctx, attempt, err, ctx.Err())
 		}
 		prev = wait
@@ -91,6 +94,21 @@ func (r *retry[T]) again(ctx context.Context, next chain[T], fn Func[T], start t
 			return v, attempt + 1, nil
 		}
 	}
+}
+
+// decide classifies an attempt's outcome and, for one to retry, works out
+// the wait before the next attempt, or why none is made (see nextWait). An
+// open breaker that outlasts the wait makes the outcome one not to retry.
+func (r *retry[T]) decide(ctx context.Context, attempt int, prev time.Duration, start time.Time, v T, err error) (verdict, time.Duration, error) {
+	verdict := r.classify(ctx, v, err)
+	if verdict != verdictRetry {
+		return verdict, 0, nil
+	}
+	wait, reason := r.nextWait(ctx, attempt, prev, err, start)
+	if reason == errBreakerOutlasts {
+		return verdictFail, 0, nil
+	}
+	return verdict, wait, reason
 }
 
 // plainSuccess reports whether an attempt's outcome is a success with no
@@ -174,9 +192,9 @@ func (r *retry[T]) attemptFailed(ctx context.Context, attempt int, err error, re
 }
 
 // nextWait returns the wait before the retry after attempt, or why no
-// retry is made: ErrRetriesExhausted, ErrRetryBudgetExhausted or the
-// context's error. It sets *paid to what the retry took from a quota.
-func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration, err error, start time.Time, paid *int64) (time.Duration, error) {
+// retry is made: ErrRetriesExhausted, the context's error, or
+// errBreakerOutlasts.
+func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration, err error, start time.Time) (time.Duration, error) {
 	if r.attempts > 0 && attempt >= r.attempts {
 		return 0, ErrRetriesExhausted
 	}
@@ -187,27 +205,62 @@ func (r *retry[T]) nextWait(ctx context.Context, attempt int, prev time.Duration
 	if !ok {
 		return 0, ErrRetriesExhausted
 	}
-	wait = r.hinted(err, wait)
+	if wait, ok = r.hinted(err, wait); !ok {
+		return 0, errBreakerOutlasts
+	}
 	if !r.fits(ctx, start, wait) {
 		return 0, ErrRetriesExhausted
-	}
-	if r.budget != nil {
-		var ok bool
-		if *paid, ok = r.budget.allow(ctx, attempt, err); !ok {
-			return 0, ErrRetryBudgetExhausted
-		}
 	}
 	return wait, nil
 }
 
+// errBreakerOutlasts says that an open breaker refused the attempt and
+// stays open past the backoff's wait: the retry would be refused too.
+var errBreakerOutlasts = errors.New("resilience: breaker open past the wait")
+
 // hinted returns the wait err's retry hint asks for, cut to
 // WithMaxRetryAfter, or else the backoff's wait (0 if a backoff of the
-// user's went below 0).
-func (r *retry[T]) hinted(err error, wait time.Duration) time.Duration {
-	if hint, ok := retryAfter(err); ok && hint > 0 && r.maxRetryAfter > 0 {
-		return min(hint, r.maxRetryAfter)
+// user's went below 0). Unless WithWaitForBreaker was given, it reports
+// false for an open breaker's refusal whose hint is longer than the
+// backoff's wait: failing fast is what the breaker is for, and its cool-down
+// ends with a probe or a few, not a retry for every caller that waited.
+func (r *retry[T]) hinted(err error, wait time.Duration) (time.Duration, bool) {
+	hint, ok := retryAfter(err)
+	if !ok || hint <= 0 || r.maxRetryAfter == 0 {
+		return max(wait, 0), true
 	}
-	return max(wait, 0)
+	if hint > wait && !r.waitBreaker && openBreaker(err) {
+		return 0, false
+	}
+	return min(hint, r.maxRetryAfter), true
+}
+
+// openBreaker reports whether err is an open breaker's refusal.
+func openBreaker(err error) bool {
+	return inChain(err, func(e error) bool {
+		_, ok := e.(*BreakerOpenError)
+		return ok
+	})
+}
+
+// pay takes the retry after attempt from the budget, if there is one, and
+// returns what it took from a quota or budget, or ErrRetryBudgetExhausted.
+func (r *retry[T]) pay(ctx context.Context, attempt int, err error) (int64, error) {
+	if r.budget == nil {
+		return 0, nil
+	}
+	paid, ok := r.budget.allow(ctx, attempt, err)
+	if !ok {
+		return 0, ErrRetryBudgetExhausted
+	}
+	return paid, nil
+}
+
+// refund gives back what a retry took when it is not made after all.
+func (r *retry[T]) refund(paid int64) {
+	if paid > 0 {
+		r.budget.deposit(paid)
+	}
 }
 
 // fits reports whether a wait ends within the time limit and before the

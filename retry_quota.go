@@ -9,7 +9,8 @@ import (
 // NewRetryQuota returns the AWS SDKs' retry quota: capacity tokens, full at
 // the start, from which a retry takes [WithQuotaCost] ([WithQuotaTimeoutCost]
 // after a timeout), to which a first-attempt success gives back
-// [WithQuotaIncrement] and a successful retry what it took. It panics if capacity is not in
+// [WithQuotaIncrement], and a successful retry, or one never made because
+// its caller left during the wait, what it took. It panics if capacity is not in
 // [1, 1000000000], if a cost is more than capacity, or if an option is
 // invalid.
 func NewRetryQuota(capacity int, opts ...RetryBudgetOption) *RetryBudget {

@@ -302,3 +302,38 @@ func TestSlogObserverLogsQuotaOncePerChange(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryRefundsRetryNeverMade: a caller who leaves during the wait
+// before a retry gets back what the retry took from a quota or a budget:
+// the retry was never made. A throttle keeps its count of the failure,
+// which happened. The wait is on the injected clock, which never ends it:
+// the caller leaves as the retry is announced.
+func TestRetryRefundsRetryNeverMade(t *testing.T) {
+	timedOut := fmt.Errorf("users: %w", resilience.ErrTimeout)
+	tests := []struct {
+		name          string
+		budget        func() *resilience.RetryBudget
+		err           error
+		wantAvailable int // after the call
+	}{
+		{"a quota", func() *resilience.RetryBudget { return resilience.NewRetryQuota(20) }, errFlaky, 4},
+		{"a quota, after a timeout", func() *resilience.RetryBudget { return resilience.NewRetryQuota(20) }, timedOut, 4},
+		{"a budget", func() *resilience.RetryBudget { return resilience.NewRetryBudget(1, 0) }, errFlaky, 1},
+		{"a throttle keeps the failure", func() *resilience.RetryBudget { return resilience.NewRetryThrottle(10, 1) }, errFlaky, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := tc.budget()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			p := resilience.Retry[int](resilience.WithBudget(b), resilience.WithClock(newManualClock()),
+				onRetry(func(int, error, time.Duration) { cancel() }))
+			fn, calls := script(tc.err)
+			_, err := p.Execute(ctx, fn)
+			assert.ErrorIs(t, err, context.Canceled)
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, 1, *calls, "calls of fn")
+			assert.Equal(t, tc.wantAvailable, b.Available(), "retries available after the call")
+		})
+	}
+}

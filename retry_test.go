@@ -956,3 +956,79 @@ func TestRetryBudgetConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryOpenBreaker pins what a Retry does with an open breaker's
+// refusal: it fails fast, returning the refusal at once, unless its backoff
+// would wait out the cool-down anyway (then it waits for the breaker's
+// hint) or WithWaitForBreaker asks it to wait, up to WithMaxRetryAfter.
+// WithMaxRetryAfter(0) ignores hints, the breaker's too: its refusal is
+// retried as any error.
+func TestRetryOpenBreaker(t *testing.T) {
+	tests := []struct {
+		name      string
+		coolDown  time.Duration
+		tripped   bool // open before the call; else the first attempt's failure opens it
+		opts      []resilience.RetryOption
+		wantCalls int           // calls of fn
+		wantTime  time.Duration // the call's duration
+		wantRetry bool          // the error is a *RetryError, not the refusal as it is
+		wantOK    bool
+	}{
+		{name: "open for 30s: the refusal at once", coolDown: 30 * time.Second, tripped: true,
+			wantCalls: 0, wantTime: 0},
+		{name: "opened by the first attempt: its refusal after the first wait", coolDown: 30 * time.Second,
+			wantCalls: 1, wantTime: 100 * ms},
+		{name: "isolated: the refusal at once", coolDown: -1, tripped: true,
+			wantCalls: 0, wantTime: 0},
+		{name: "a backoff longer than the cool-down waits for the hint", coolDown: time.Second, tripped: true,
+			opts:      []resilience.RetryOption{resilience.WithBackoff(resilience.Constant(2 * time.Second))},
+			wantCalls: 1, wantTime: time.Second + ms, wantOK: true},
+		{name: "WithWaitForBreaker waits for the cool-down", coolDown: 5 * time.Second, tripped: true,
+			opts:      []resilience.RetryOption{resilience.WithWaitForBreaker()},
+			wantCalls: 1, wantTime: 5*time.Second + ms, wantOK: true},
+		{name: "WithWaitForBreaker waits up to WithMaxRetryAfter", coolDown: 30 * time.Second, tripped: true,
+			opts:      []resilience.RetryOption{resilience.WithWaitForBreaker()},
+			wantCalls: 0, wantTime: 20 * time.Second, wantRetry: true},
+		{name: "WithMaxRetryAfter(0): retried as any error", coolDown: 30 * time.Second, tripped: true,
+			opts:      []resilience.RetryOption{resilience.WithMaxRetryAfter(0)},
+			wantCalls: 0, wantTime: 300 * ms, wantRetry: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(max(tc.coolDown, time.Second)),
+					resilience.WithBreakerHintJitter(0))
+				switch {
+				case tc.coolDown < 0:
+					b.Isolate()
+				case tc.tripped:
+					b.Trip()
+				}
+				opts := append([]resilience.RetryOption{resilience.WithBackoff(linearWaits)}, tc.opts...)
+				p := resilience.Compose(resilience.Retry[int](opts...), resilience.Guarded[int](b))
+				calls := 0
+				start := time.Now()
+				_, err := p.Execute(context.Background(), func(context.Context) (int, error) {
+					calls++
+					if tc.tripped {
+						return 1, nil
+					}
+					return 0, errFlaky
+				})
+				assert.Equal(t, tc.wantTime, time.Since(start), "the call's time")
+				assert.Equal(t, tc.wantCalls, calls, "calls of fn")
+				if tc.wantOK {
+					assert.NoError(t, err)
+					return
+				}
+				require.ErrorIs(t, err, resilience.ErrBreakerOpen)
+				var re *resilience.RetryError
+				assert.Equal(t, tc.wantRetry, errors.As(err, &re), "Execute(…) = %v, a *RetryError", err)
+				if !tc.wantRetry {
+					var open *resilience.BreakerOpenError
+					assert.True(t, errors.As(err, &open) && err == error(open), "Execute(…) = %#v, want the refusal as it is", err)
+				}
+			})
+		})
+	}
+}

@@ -11,16 +11,27 @@ import (
 // Singleflight coalesces concurrent calls for the same key: while a call
 // for a key is in flight, further calls for that key wait for it and get
 // its result, as golang.org/x/sync's singleflight.Group does, typed, with a
-// context for every caller. fn's context carries none of the callers'
-// values or deadlines, and is cancelled once every caller has gone. A panic
-// in fn reaches every caller as a *[PanicError]. A Singleflight is safe for
+// context for every caller. fn's context carries the values of the caller
+// who started the call (its priority, its trace), as context.WithoutCancel
+// keeps them, but none of its deadline or cancellation: it belongs to no
+// caller, and is cancelled once every caller has gone. A panic in fn
+// reaches every caller as a *[PanicError]. A Singleflight is safe for
 // concurrent use; its zero value is ready to use.
+//
+// A caller inside a testing/synctest bubble never joins a call started
+// outside it, nor the reverse: it calls fn on its own, for the runtime ends
+// a program that uses a bubble's channels from outside it, and a bubble's
+// fake time cannot wait for a call outside. Calls started inside bubbles
+// are told apart from the others by the time, as testing/synctest
+// documents it (a bubble's clock starts in 2000), but not one bubble's
+// from another's: give each bubble a Singleflight of its own.
 type Singleflight[K comparable, T any] struct {
 	singleflightConfig
 	discard func(T)
 
-	mu    sync.Mutex
-	calls map[K]*flight[K, T] // the calls in flight that a caller may join
+	mu      sync.Mutex
+	calls   map[K]*flight[K, T] // the calls in flight that a caller may join
+	bubbled map[K]*flight[K, T] // those started inside a testing/synctest bubble
 }
 
 // NewSingleflight returns a Singleflight for calls that return a T, keyed
@@ -64,6 +75,7 @@ type flight[K comparable, T any] struct {
 	own     *ownRun[K, T] // the run holding this flight, if fn runs in a goroutine of its own
 	done    chan struct{} // closed when fn has returned; made by the first to wait on it
 	waiters int32         // the callers waiting for the result
+	bubbled bool          // started inside a testing/synctest bubble
 	ended   bool          // fn has returned: v and err are set
 	v       T
 	err     error // a *PanicError when fn panicked or exited
@@ -94,6 +106,7 @@ func (s *Singleflight[K, T]) Do(ctx context.Context, key K, fn func(ctx context.
 func (s *Singleflight[K, T]) Forget(key K) {
 	s.mu.Lock()
 	delete(s.calls, key)
+	delete(s.bubbled, key)
 	s.mu.Unlock()
 }
 
@@ -101,8 +114,8 @@ func (s *Singleflight[K, T]) Forget(key K) {
 // flight for the key keyOf finds in its context (a call for which keyOf
 // reports false goes through alone). The layers within it in a [Compose]
 // run once for all the callers, with the fn of the first; put it outside
-// the retries. Its Execute panics if fn is nil. Policy panics if keyOf is
-// nil.
+// the retries; they see the values of the first caller's context. Its
+// Execute panics if fn is nil. Policy panics if keyOf is nil.
 func (s *Singleflight[K, T]) Policy(keyOf func(ctx context.Context) (key K, ok bool)) Policy[T] {
 	if keyOf == nil {
 		panic("resilience: Singleflight.Policy: keyOf is nil")
@@ -150,8 +163,11 @@ func (s *Singleflight[K, T]) do(ctx context.Context, key K, next chain[T], fn Fu
 		default:
 		}
 	}
+	now := time.Now()
+	bubbled := workers.InBubble(now)
 	s.mu.Lock()
-	if f, ok := s.calls[key]; ok {
+	calls := s.flights(bubbled)
+	if f, ok := calls[key]; ok {
 		f.waiters++
 		if f.done == nil {
 			f.done = make(chan struct{})
@@ -159,27 +175,56 @@ func (s *Singleflight[K, T]) do(ctx context.Context, key K, next chain[T], fn Fu
 		s.mu.Unlock()
 		return s.wait(ctx, leave, f)
 	}
-	if s.calls == nil {
-		s.calls = make(map[K]*flight[K, T])
+	if calls == nil {
+		calls = make(map[K]*flight[K, T])
+		s.setFlights(bubbled, calls)
 	}
 	if leave == nil {
 		// The caller can never leave, so fn may as well run in its
-		// goroutine, with a context that never ends: ending it would need
-		// every caller gone.
-		f := &flight[K, T]{key: key, next: next, fn: fn, waiters: 1}
-		s.calls[key] = f
+		// goroutine, with its context, which never ends either: ending it
+		// would need every caller gone.
+		f := &flight[K, T]{key: key, next: next, fn: fn, waiters: 1, bubbled: bubbled}
+		calls[key] = f
 		s.mu.Unlock()
-		return s.lead(f)
+		return s.lead(ctx, f)
 	}
-	r := &ownRun[K, T]{flight: flight[K, T]{key: key, next: next, fn: fn, waiters: 1, done: make(chan struct{})}, s: s}
+	r := &ownRun[K, T]{flight: flight[K, T]{key: key, next: next, fn: fn, waiters: 1, bubbled: bubbled, done: make(chan struct{})}, s: s}
 	r.own = r
-	r.ctx, r.cancel = context.WithCancel(context.Background())
-	s.calls[key] = &r.flight
+	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	calls[key] = &r.flight
 	s.mu.Unlock()
 	// The shared call belongs to no caller: it runs with no caller's
 	// profiler labels either.
-	workers.Go(context.Background(), time.Now(), r)
+	workers.Go(context.Background(), now, r)
 	return s.wait(ctx, leave, &r.flight)
+}
+
+// flights returns the calls in flight that a caller inside a
+// testing/synctest bubble (bubbled) or outside every bubble may join, nil
+// before the first. The caller holds s.mu.
+func (s *Singleflight[K, T]) flights(bubbled bool) map[K]*flight[K, T] {
+	if bubbled {
+		return s.bubbled
+	}
+	return s.calls
+}
+
+// setFlights sets the map flights returns. The caller holds s.mu.
+func (s *Singleflight[K, T]) setFlights(bubbled bool, calls map[K]*flight[K, T]) {
+	if bubbled {
+		s.bubbled = calls
+	} else {
+		s.calls = calls
+	}
+}
+
+// unlist lets f's key go, if f is still the call a caller joins for it,
+// so that the next caller for the key starts a call of its own. The caller
+// holds s.mu.
+func (s *Singleflight[K, T]) unlist(f *flight[K, T]) {
+	if calls := s.flights(f.bubbled); calls[f.key] == f {
+		delete(calls, f.key)
+	}
 }
 
 // wait waits for f's result, or for ctx to end (leave is its Done); then
@@ -212,8 +257,8 @@ func (s *Singleflight[K, T]) leave(f *flight[K, T]) (ended bool) {
 	}
 	f.waiters--
 	last := f.waiters == 0
-	if last && s.calls[f.key] == f {
-		delete(s.calls, f.key)
+	if last {
+		s.unlist(f)
 	}
 	s.mu.Unlock()
 	// Only a call in a goroutine of its own can lose every caller: a
@@ -224,8 +269,9 @@ func (s *Singleflight[K, T]) leave(f *flight[K, T]) (ended bool) {
 	return false
 }
 
-// lead runs fn in its first caller's goroutine, whose context never ends.
-func (s *Singleflight[K, T]) lead(f *flight[K, T]) (v T, err error) {
+// lead runs fn in its first caller's goroutine, with its context ctx,
+// which never ends.
+func (s *Singleflight[K, T]) lead(ctx context.Context, f *flight[K, T]) (v T, err error) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -238,9 +284,9 @@ func (s *Singleflight[K, T]) lead(f *flight[K, T]) (v T, err error) {
 		}
 	}()
 	if f.next == nil {
-		v, err = f.fn(context.Background())
+		v, err = f.fn(ctx)
 	} else {
-		v, err = f.next(context.Background(), f.fn)
+		v, err = f.next(ctx, f.fn)
 	}
 	finished = true
 	s.end(f, v, err)
@@ -293,9 +339,7 @@ func (r *ownRun[K, T]) discard(v T) {
 func (s *Singleflight[K, T]) end(f *flight[K, T], v T, err error) (abandoned bool) {
 	s.mu.Lock()
 	f.v, f.err, f.ended = v, err, true
-	if s.calls[f.key] == f {
-		delete(s.calls, f.key)
-	}
+	s.unlist(f)
 	abandoned = f.waiters == 0
 	done := f.done
 	s.mu.Unlock()

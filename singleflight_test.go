@@ -194,11 +194,11 @@ func TestSingleflightShares(t *testing.T) {
 
 type valueKey struct{}
 
-// TestSingleflightLastWaiterLeaves: fn's context carries no caller's
-// values, deadline or cancellation; a caller whose context ends returns
-// at once; fn's context is cancelled when the last caller has gone, and
-// the next caller starts a call of its own. The abandoned call's result
-// goes to the discard hook.
+// TestSingleflightLastWaiterLeaves: fn's context carries the values of the
+// caller who started the call, and no caller's deadline or cancellation; a
+// caller whose context ends returns at once; fn's context is cancelled
+// when the last caller has gone, and the next caller starts a call of its
+// own. The abandoned call's result goes to the discard hook.
 func TestSingleflightLastWaiterLeaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var discarded []int
@@ -207,10 +207,9 @@ func TestSingleflightLastWaiterLeaves(t *testing.T) {
 			resilience.WithDiscard(func(v int) { discarded = append(discarded, v) }),
 			resilience.WithObserver(log), resilience.WithName("users"))
 		h := &heldFns{}
-		base := context.WithValue(context.Background(), valueKey{}, "caller's")
-		ctx1, cancel1 := context.WithTimeout(base, time.Hour)
+		ctx1, cancel1 := context.WithTimeout(context.WithValue(context.Background(), valueKey{}, "first caller's"), time.Hour)
 		defer cancel1()
-		ctx2, cancel2 := context.WithCancel(base)
+		ctx2, cancel2 := context.WithCancel(context.WithValue(context.Background(), valueKey{}, "second caller's"))
 		defer cancel2()
 		r1 := goDo(s, ctx1, "k", h.fn("k"))
 		synctest.Wait()
@@ -218,7 +217,7 @@ func TestSingleflightLastWaiterLeaves(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, h.count())
 		fctx := h.call(1).ctx
-		assert.Nil(t, fctx.Value(valueKey{}), "fn's context carries a caller's value")
+		assert.Equal(t, "first caller's", fctx.Value(valueKey{}), "the value fn's context carries")
 		_, hasDeadline := fctx.Deadline()
 		assert.False(t, hasDeadline, "fn's context carries a caller's deadline")
 
@@ -724,5 +723,97 @@ func BenchmarkSingleflight(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// TestSingleflightCallerValues: the layers within a Singleflight's policy,
+// and fn, see the values of the context of the caller who started the
+// call (its priority, for a limiter that sheds by it), whether fn runs in
+// a goroutine of its own or in that caller's.
+func TestSingleflightCallerValues(t *testing.T) {
+	for _, cc := range callerCtxs {
+		t.Run(cc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := resilience.NewSingleflight[string, int]()
+				var seen []resilience.Priority // by the layer within, then by fn
+				inner := resilience.PolicyFunc[int](func(ctx context.Context, fn resilience.Func[int]) (int, error) {
+					seen = append(seen, resilience.PriorityFrom(ctx))
+					return fn(ctx)
+				})
+				p := resilience.Compose(s.Policy(userIDOf), inner)
+				ctx := resilience.WithPriority(context.WithValue(cc.ctx(t), userIDKey{}, "u1"), resilience.PriorityCritical)
+				v, err := p.Execute(ctx, func(ctx context.Context) (int, error) {
+					seen = append(seen, resilience.PriorityFrom(ctx))
+					id, _ := userIDOf(ctx)
+					return len(id), nil
+				})
+				require.NoError(t, err)
+				assert.Equal(t, 2, v, "fn sees the caller's values")
+				assert.Equal(t, []resilience.Priority{resilience.PriorityCritical, resilience.PriorityCritical}, seen)
+			})
+		})
+	}
+}
+
+// TestSingleflightBubbleEdge: a caller inside a testing/synctest bubble
+// never joins a call started outside it, nor a caller outside one started
+// inside: it calls fn on its own, and neither hangs nor ends the program
+// (the runtime does when a bubble's channel is used from outside). The
+// callers outside run on a goroutine started outside the bubble, told what
+// to do, and answering, on channels made outside it.
+func TestSingleflightBubbleEdge(t *testing.T) {
+	for _, cc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{
+		{"cancellable", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) }},
+		{"background", func() (context.Context, context.CancelFunc) { return context.Background(), func() {} }},
+	} {
+		for _, first := range []string{"inside", "outside"} {
+			t.Run(cc.name+"/started "+first, func(t *testing.T) {
+				s := resilience.NewSingleflight[string, int]()
+				work := make(chan func())
+				worked := make(chan struct{})
+				go func() { // the outside
+					defer close(worked)
+					for f := range work {
+						f()
+					}
+				}()
+				defer func() { close(work); <-worked }()
+				outside := make(chan doResult, 1)
+				doOutside := func(fn func(context.Context) (int, error)) {
+					work <- func() {
+						ctx, cancel := cc.ctx()
+						defer cancel()
+						v, err := s.Do(ctx, "k", fn)
+						outside <- doResult{v: v, err: err}
+					}
+				}
+				started, release := make(chan struct{}), make(chan struct{}) // outside's
+				synctest.Test(t, func(t *testing.T) {
+					ctx, cancel := cc.ctx()
+					defer cancel()
+					if first == "inside" {
+						hold := make(chan struct{})
+						in := goDo(s, ctx, "k", func(context.Context) (int, error) { <-hold; return 1, nil })
+						synctest.Wait()
+						doOutside(func(context.Context) (int, error) { return 2, nil })
+						assert.Equal(t, doResult{v: 2}, <-outside, "the caller outside")
+						close(hold)
+						synctest.Wait()
+						assert.Equal(t, doResult{v: 1}, ready(t, in), "the caller inside")
+						return
+					}
+					doOutside(func(context.Context) (int, error) { close(started); <-release; return 1, nil })
+					<-started
+					in := goDo(s, ctx, "k", func(context.Context) (int, error) { return 2, nil })
+					synctest.Wait()
+					assert.Equal(t, doResult{v: 2}, ready(t, in), "the caller inside")
+					close(release)
+					assert.Equal(t, doResult{v: 1}, <-outside, "the caller outside")
+				})
+			})
+		}
 	}
 }

@@ -137,8 +137,11 @@ func WithRetryOptions(opts ...resilience.RetryOption) ClientOption {
 // [resilience.Bulkhead], a rate limiter) in front of every attempt, one
 // guard per method or per target as scope says, made by newGuard the
 // first time its key is seen. Guards are applied in the order given,
-// inside the retries, so that a breaker records every attempt and its
-// refusal's hint sets the retry's wait. It panics if newGuard is nil.
+// inside the retries, so that a breaker records every attempt. An open
+// breaker's refusal ends the call at once, unless the backoff would wait
+// out its cool-down anyway; resilience.WithWaitForBreaker, given to
+// [WithRetryOptions], makes the retry wait for its hint instead. It panics
+// if newGuard is nil.
 func WithClientGuard(scope Scope, newGuard func(key string) resilience.Guard) ClientOption {
 	if newGuard == nil {
 		panic("resiliencegrpc: WithClientGuard: newGuard is nil")

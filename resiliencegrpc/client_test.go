@@ -122,31 +122,55 @@ func TestUnaryAttemptTimeout(t *testing.T) {
 }
 
 // TestUnaryGuards: a breaker per method records every attempt; once open,
-// its refusal's hint sets the retry's wait, and the server is spared.
+// its refusal ends the call at once (its backoff, of 400ms ± 20% before the
+// third retry, does not wait out the cool-down), and with
+// resilience.WithWaitForBreaker its hint sets the retry's wait instead.
+// Either way the server is spared.
 func TestUnaryGuards(t *testing.T) {
-	clk := newRecordingClock()
-	srv := &scripted{script: []step{{code: codes.Unavailable}}}
-	made := map[string]*resilience.Breaker{}
-	cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
-		resiliencegrpc.WithClock(clk), resiliencegrpc.WithAttempts(4),
-		resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(method string) resilience.Guard {
-			b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(2),
-				resilience.WithBreakerCoolDown(time.Second))
-			made[method] = b
-			return b
-		}))))
-	_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq)
-	assert.Equal(t, codes.Unavailable, status.Code(err))
-	require.Len(t, made, 1)
-	require.Contains(t, made, "/grpc.health.v1.Health/Check")
-	// Attempts 1 and 2 reach the server and open the breaker; attempt 3 is
-	// refused, and its hint sets the wait; attempt 4 goes as the probe.
-	waits := clk.recorded()
-	require.Len(t, waits, 3)
-	// The breaker opened when attempt 2 failed, before the backoff's wait;
-	// its hint is what was left of the cool-down (plus a millisecond).
-	assert.Equal(t, time.Second+time.Millisecond, waits[1]+waits[2], "the breaker's hint sets the wait")
-	assert.Equal(t, 3, srv.count(), "the open breaker spared the server one attempt")
+	tests := []struct {
+		name      string
+		opts      []resiliencegrpc.ClientOption
+		wantWaits int // the retries' waits
+		wantCalls int // the calls that reached the server
+	}{
+		// Attempts 1 and 2 reach the server and open the breaker; attempt 3
+		// is refused, and the call ends with the refusal.
+		{"the refusal at once", nil, 2, 2},
+		// Attempt 3 is refused, and its hint sets the wait; attempt 4 goes
+		// as the probe.
+		{"WithWaitForBreaker", []resiliencegrpc.ClientOption{resiliencegrpc.WithRetryOptions(resilience.WithWaitForBreaker())}, 3, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newRecordingClock()
+			srv := &scripted{script: []step{{code: codes.Unavailable}}}
+			made := map[string]*resilience.Breaker{}
+			opts := append([]resiliencegrpc.ClientOption{
+				resiliencegrpc.WithClock(clk), resiliencegrpc.WithAttempts(4),
+				resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(method string) resilience.Guard {
+					b := resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerThreshold(2),
+						resilience.WithBreakerCoolDown(time.Second))
+					made[method] = b
+					return b
+				})}, tc.opts...)
+			cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(opts...)))
+			_, err := healthpb.NewHealthClient(cc).Check(context.Background(), checkReq)
+			assert.Equal(t, codes.Unavailable, status.Code(err))
+			require.Len(t, made, 1)
+			require.Contains(t, made, "/grpc.health.v1.Health/Check")
+			waits := clk.recorded()
+			require.Len(t, waits, tc.wantWaits)
+			if tc.wantWaits == 3 {
+				// The breaker opened when attempt 2 failed, before the
+				// backoff's wait; its hint is what was left of the cool-down
+				// (plus a millisecond).
+				assert.Equal(t, time.Second+time.Millisecond, waits[1]+waits[2], "the breaker's hint sets the wait")
+			} else {
+				assert.ErrorIs(t, err, resilience.ErrBreakerOpen, "the call's error")
+			}
+			assert.Equal(t, tc.wantCalls, srv.count(), "calls that reached the server")
+		})
+	}
 }
 
 func TestStreamRetriedUntilCommitted(t *testing.T) {

@@ -20,12 +20,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // step is how the test server answers one call: an error code (OK for a
 // success), a pushback trailer, messages to stream first, or blocking until
-// the call's context ends.
+// the call's context ends (then answering with the context's error, or,
+// with answer, with code).
 type step struct {
 	code     codes.Code
 	pushback string
 	msgs     int
 	block    bool
+	answer   bool
 	panic    bool
 }
 
@@ -74,7 +76,9 @@ func (st step) end(ctx context.Context, setTrailer func(metadata.MD)) error {
 	}
 	if st.block {
 		<-ctx.Done()
-		return status.FromContextError(ctx.Err()).Err()
+		if !st.answer {
+			return status.FromContextError(ctx.Err()).Err()
+		}
 	}
 	if st.code != codes.OK {
 		return status.Error(st.code, "scripted "+st.code.String())

@@ -75,8 +75,12 @@ func newServerConfig(opts []ServerOption) serverConfig {
 // guard asks. The pushback is at most 9223372036854, the milliseconds a
 // time.Duration holds, which the largest hint (an isolated breaker's)
 // gives. A caller's context that ended while it waited for a guard
-// gives CANCELED or DEADLINE_EXCEEDED. A panic in the handler frees what
-// the guards hold, then goes on. It panics if an option is invalid.
+// gives CANCELED or DEADLINE_EXCEEDED. The guards are told the handler's
+// error, or, when the caller left first (the call's context was
+// cancelled), an error matching context.Canceled whatever the handler
+// returned, which a breaker, an adaptive limiter or a throttler counts
+// neither way. A panic in the handler frees what the guards hold, then
+// goes on. It panics if an option is invalid.
 func UnaryServerInterceptor(opts ...ServerOption) grpc.UnaryServerInterceptor {
 	cfg := newServerConfig(opts)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
@@ -133,9 +137,28 @@ func (cfg *serverConfig) guard(ctx context.Context, handle func() error, setTrai
 	}()
 	err := handle()
 	finished = true
-	release(err)
+	release(served(ctx, err))
 	return err
 }
+
+// served is what the guards are told of a call the handler ended with
+// err: err, or errCallerLeft when the caller left first (the call's context
+// was cancelled: the client cancelled the call or went away), whatever the
+// handler returned.
+func served(ctx context.Context, err error) error {
+	if ctx.Err() == context.Canceled {
+		return errCallerLeft
+	}
+	return err
+}
+
+// errCallerLeft is the outcome of a call whose caller left before the
+// answer: a CANCELED status that matches context.Canceled, which the guards
+// that judge outcomes count neither way, for a call whose caller left says
+// nothing of the server's health. grpc-go's own CANCELED status does not
+// match context.Canceled, and a handler may answer anything once its
+// caller has gone.
+var errCallerLeft error = &canceledError{err: status.Error(codes.Canceled, "resiliencegrpc: the caller left before the answer")}
 
 // refusal is the status of a call a guard refused.
 func (cfg *serverConfig) refusal(ctx context.Context, err error, setTrailer func(metadata.MD)) error {

@@ -225,3 +225,57 @@ func TestServerCallerGoneWhileWaiting(t *testing.T) {
 	})
 	assert.Equal(t, codes.Canceled, status.Code(err), "%v", err)
 }
+
+// TestServerCallerLeft: when the client hangs up before the answer, the
+// guards are told an error matching context.Canceled whatever the handler
+// then returns (grpc-go's CANCELED, OK, INTERNAL), so that a breaker
+// counts the call neither way: a call whose caller left is not a sample.
+func TestServerCallerLeft(t *testing.T) {
+	answers := []struct {
+		name string
+		step step
+	}{
+		{"CANCELED", step{block: true}},
+		{"OK", step{block: true, answer: true}},
+		{"INTERNAL", step{block: true, answer: true, code: codes.Internal}},
+	}
+	for _, kind := range []string{"unary", "stream"} {
+		for _, a := range answers {
+			t.Run(kind+"/"+a.name, func(t *testing.T) {
+				br := resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerFailureRate(0.5, 1, 10))
+				told := &outcomeGuard{told: make(chan error, 1)} // told after the breaker
+				guards := resiliencegrpc.WithServerGuards(told, br)
+				arrived := make(chan struct{}, 1)
+				srv := &scripted{script: []step{a.step}, arrived: arrived}
+				cc := serve(t, srv, []grpc.ServerOption{
+					grpc.UnaryInterceptor(resiliencegrpc.UnaryServerInterceptor(guards)),
+					grpc.StreamInterceptor(resiliencegrpc.StreamServerInterceptor(guards))})
+				client := healthpb.NewHealthClient(cc)
+				ctx, cancel := context.WithCancel(context.Background())
+				errc := make(chan error, 1)
+				go func() {
+					if kind == "unary" {
+						_, err := client.Check(ctx, checkReq)
+						errc <- err
+						return
+					}
+					stream, err := client.Watch(ctx, checkReq)
+					if err == nil {
+						_, err = stream.Recv()
+					}
+					errc <- err
+				}()
+				<-arrived
+				cancel()
+				assert.Equal(t, codes.Canceled, status.Code(<-errc), "the client's error")
+
+				outcome := <-told.told
+				assert.ErrorIs(t, outcome, context.Canceled, "the outcome told to the guards")
+				assert.Equal(t, codes.Canceled, status.Code(outcome), "the outcome's status")
+				m := br.Metrics()
+				assert.Equal(t, resilience.BreakerClosed, m.State)
+				assert.Zero(t, m.WindowCalls, "outcomes the breaker counted")
+			})
+		}
+	}
+}

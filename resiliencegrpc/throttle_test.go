@@ -140,9 +140,19 @@ func TestClientCancelledCountsForNothing(t *testing.T) {
 	assert.Equal(t, err.Error(), g.outcomes[0].Error(), "the outcome's message")
 }
 
-// outcomeGuard admits every call and records the outcomes it is told.
-type outcomeGuard struct{ outcomes []error }
+// outcomeGuard admits every call and records the outcomes it is told, in
+// outcomes or, if told is not nil, on told alone.
+type outcomeGuard struct {
+	outcomes []error
+	told     chan error
+}
 
 func (g *outcomeGuard) Enter(context.Context) (func(error), error) {
-	return func(err error) { g.outcomes = append(g.outcomes, err) }, nil
+	return func(err error) {
+		if g.told != nil {
+			g.told <- err
+			return
+		}
+		g.outcomes = append(g.outcomes, err)
+	}, nil
 }

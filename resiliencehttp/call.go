@@ -200,9 +200,12 @@ func (c *call) enter(ctx context.Context) ([]func(error), error) {
 	return dones, nil
 }
 
-// verdict marks an attempt's error as final when it is not to be retried.
+// verdict marks an attempt's error as final when it is not to be retried:
+// a throttle's refusal always, before the user's predicate is asked, for a
+// retry would add to the load the throttle sheds; any other error as the
+// predicate says.
 func (c *call) verdict(err error) error {
-	if c.single || c.t.retryIf(nil, err) {
+	if c.single || !errors.Is(err, resilience.ErrThrottled) && c.t.retryIf(nil, err) {
 		return err
 	}
 	return resilience.Permanent(err)

@@ -2,6 +2,7 @@ package resiliencehttp_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync/atomic"
 	"testing"
@@ -125,17 +126,35 @@ func TestTransportRefusalsReleaseOuterGuards(t *testing.T) {
 	assert.EqualError(t, told[0], "test: refused")
 }
 
-func TestTransportBreakerHintPastDeadline(t *testing.T) {
-	// An open breaker's hint (30s, cut to the retry's 10s) that would end
-	// past the request's deadline: the retry gives up at once.
-	br := resilience.NewBreaker()
-	br.Trip()
-	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithGuards(br), resiliencehttp.WithTimeout(0))
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:1/", nil)
-	require.NoError(t, err)
-	_, err = tr.RoundTrip(req)
-	assert.ErrorIs(t, err, resilience.ErrBreakerOpen)
-	assert.ErrorIs(t, err, resilience.ErrRetriesExhausted)
+// TestTransportOpenBreaker: a request the host's open breaker refuses fails
+// at once with the refusal, not retried. With resilience.WithWaitForBreaker
+// the retry would wait for the breaker's hint (30s, cut to the retry's
+// 10s), which ends past the request's deadline: it gives up at once too.
+func TestTransportOpenBreaker(t *testing.T) {
+	tests := []struct {
+		name      string
+		opts      []resiliencehttp.TransportOption
+		wantRetry bool // the error matches ErrRetriesExhausted
+	}{
+		{"the refusal as it is", nil, false},
+		{"WithWaitForBreaker: the hint past the deadline", []resiliencehttp.TransportOption{
+			resiliencehttp.WithRetry(resilience.WithWaitForBreaker())}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			br := resilience.NewBreaker()
+			br.Trip()
+			opts := append([]resiliencehttp.TransportOption{resiliencehttp.WithGuards(br), resiliencehttp.WithTimeout(0)}, tc.opts...)
+			tr := resiliencehttp.NewTransport(base(t), opts...)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://127.0.0.1:1/", nil)
+			require.NoError(t, err)
+			_, err = tr.RoundTrip(req)
+			assert.ErrorIs(t, err, resilience.ErrBreakerOpen)
+			assert.Equal(t, tc.wantRetry, errors.Is(err, resilience.ErrRetriesExhausted), "RoundTrip(…) = %v, retries exhausted", err)
+			d, ok := resilience.RetryAfter(err)
+			assert.True(t, ok && d > 0, "RetryAfter(%v) = %v, %t: the breaker's hint reaches the caller", err, d, ok)
+		})
+	}
 }

@@ -23,8 +23,11 @@ import (
 // saturated (an isolated breaker's gives 9223372036).
 //
 // Each guard that admitted a request is told its outcome when next
-// returns: nil, or a *[StatusError] for a 5xx answer; when one guard
-// refuses, those before it are told the refusal. A panic in next frees
+// returns: nil, or a *[StatusError] for a 5xx answer, or, when the client
+// went away first (the request's context was cancelled), an error matching
+// context.Canceled whatever next answered, which a breaker, an adaptive
+// limiter or a throttler counts neither way; when one guard refuses, those
+// before it are told the refusal. A panic in next frees
 // what the guards hold (they receive a *resilience.PanicError) and goes on
 // for net/http. The guards are asked with the request's context; the
 // writer next receives unwraps to the server's (http.ResponseController).
@@ -101,12 +104,27 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	h.next.ServeHTTP(sw, r)
 	finished = true
-	var outcome error
-	if sw.status >= 500 {
-		outcome = &StatusError{Method: methodOf(r), URL: r.URL.Redacted(), StatusCode: sw.status}
-	}
-	lease{dones: dones}.end(outcome)
+	lease{dones: dones}.end(outcome(r, sw.status))
 }
+
+// outcome is what the guards are told of a request next answered with
+// status: errClientLeft when the client went away first, whatever next
+// answered; a *StatusError for a 5xx; nil otherwise.
+func outcome(r *http.Request, status int) error {
+	switch {
+	case r.Context().Err() == context.Canceled:
+		return errClientLeft
+	case status >= 500:
+		return &StatusError{Method: methodOf(r), URL: r.URL.Redacted(), StatusCode: status}
+	}
+	return nil
+}
+
+// errClientLeft is the outcome of a request whose client went away before
+// the answer (net/http cancels the request's context): it matches
+// context.Canceled, which the guards that judge outcomes count neither way,
+// for a call whose caller left says nothing of the server's health.
+var errClientLeft = fmt.Errorf("resiliencehttp: the client went away before the answer: %w", context.Canceled)
 
 var errGoexit = errors.New("resiliencehttp: handler called runtime.Goexit")
 

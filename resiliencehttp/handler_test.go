@@ -295,3 +295,57 @@ func TestRefusalStatusRange(t *testing.T) {
 type guardFunc func(ctx context.Context) (func(error), error)
 
 func (f guardFunc) Enter(ctx context.Context) (func(error), error) { return f(ctx) }
+
+// TestHandlerClientLeft: when the client hangs up before the answer, the
+// guards are told an error matching context.Canceled whatever next then
+// answers, so that a breaker counts the request neither way: a call whose
+// caller left is not a sample.
+func TestHandlerClientLeft(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(w http.ResponseWriter)
+	}{
+		{"nothing written (200)", func(http.ResponseWriter) {}},
+		{"200 with a body", func(w http.ResponseWriter) { _, _ = io.WriteString(w, "late") }},
+		{"500", func(w http.ResponseWriter) { w.WriteHeader(http.StatusInternalServerError) }},
+		{"503 with a body", func(w http.ResponseWriter) { http.Error(w, "busy", http.StatusServiceUnavailable) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			br := resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerFailureRate(0.5, 1, 10))
+			told := make(chan error, 1)
+			outermost := guardFunc(func(context.Context) (func(error), error) {
+				return func(err error) { told <- err }, nil // told after the breaker
+			})
+			arrived := make(chan struct{})
+			srv := newServer(t, resiliencehttp.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				close(arrived)
+				<-r.Context().Done() // the client hung up
+				tc.answer(w)
+			}), outermost, br).ServeHTTP)
+
+			ctx, cancel := context.WithCancel(context.Background())
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+			require.NoError(t, err)
+			errc := make(chan error, 1)
+			go func() {
+				resp, err := (&http.Client{Transport: base(t)}).Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+				errc <- err
+			}()
+			<-arrived
+			cancel()
+			assert.ErrorIs(t, <-errc, context.Canceled, "the client's error")
+
+			outcome := <-told
+			assert.ErrorIs(t, outcome, context.Canceled, "the outcome told to the guards")
+			var se *resiliencehttp.StatusError
+			assert.False(t, errors.As(outcome, &se), "the outcome %v is a status", outcome)
+			m := br.Metrics()
+			assert.Equal(t, resilience.BreakerClosed, m.State)
+			assert.Zero(t, m.WindowCalls, "outcomes the breaker counted")
+		})
+	}
+}

@@ -108,8 +108,10 @@ func WithRetry(opts ...resilience.RetryOption) TransportOption {
 // WithRetryIf decides which outcomes of an attempt are retried: f receives
 // the response (err nil) or the error (resp nil) and returns true to try
 // again. It is asked only about requests that [WithIdempotent] calls safe
-// to repeat and that net/http sends at all (see [Retryable]). The default
-// is [Retryable]. It panics if f is nil.
+// to repeat and that net/http sends at all (see [Retryable]), and never
+// about a resilience.AdaptiveThrottler's refusal (resilience.ErrThrottled),
+// which is not retried whatever f would say. The default is [Retryable].
+// It panics if f is nil.
 func WithRetryIf(f func(resp *http.Response, err error) bool) TransportOption {
 	if f == nil {
 		panic("resiliencehttp: WithRetryIf: predicate is nil")

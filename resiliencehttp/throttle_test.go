@@ -69,6 +69,53 @@ func TestTransportAdaptiveThrottler(t *testing.T) {
 	}
 }
 
+// TestTransportThrottleRefusalFinal: an AdaptiveThrottler's refusal is
+// never retried, whatever WithRetryIf, or a predicate given to WithRetry,
+// says: one GET through a throttle that refuses is refused once, and
+// reaches no server.
+func TestTransportThrottleRefusalFinal(t *testing.T) {
+	anyErrorOr5xx := func(resp *http.Response, err error) bool { return err != nil || resp.StatusCode >= 500 }
+	tests := []struct {
+		name string
+		opts []resiliencehttp.TransportOption
+	}{
+		{"Retryable, the default", nil},
+		{"any error or 5xx", []resiliencehttp.TransportOption{resiliencehttp.WithRetryIf(anyErrorOr5xx)}},
+		{"everything", []resiliencehttp.TransportOption{resiliencehttp.WithRetryIf(func(*http.Response, error) bool { return true })}},
+		{"any error or 5xx, and the retry's own predicate everything", []resiliencehttp.TransportOption{
+			resiliencehttp.WithRetryIf(anyErrorOr5xx), resiliencehttp.WithRetry(resilience.WithRetryIf(func(error) bool { return true }))}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, statuses(200))
+			log := &recorder{}
+			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(drawsZero{}),
+				resilience.WithClock(clock.NewMock()), resilience.WithObserver(log)) // the window never slides
+			// Twenty calls the service refused: from then on the throttle
+			// refuses every call, as its draws are below any ratio.
+			for range 20 {
+				if done, err := th.Enter(context.Background()); err == nil {
+					done(resilience.ErrBulkheadFull)
+				}
+			}
+			before := len(log.all())
+			tr := resiliencehttp.NewTransport(base(t), append([]resiliencehttp.TransportOption{resiliencehttp.WithGuards(th), noWait}, tc.opts...)...)
+			resp, err := get(t, tr, srv.URL)
+			require.ErrorIs(t, err, resilience.ErrThrottled)
+			assert.Nil(t, resp)
+			var re *resilience.RetryError
+			assert.False(t, errors.As(err, &re), "RoundTrip(…) = %v, want the refusal, not retried", err)
+			assert.Len(t, log.all()[before:], 1, "refusals of the GET")
+			assert.Zero(t, srv.requests.Load(), "requests the server saw")
+		})
+	}
+}
+
+// drawsZero is a throttle's random source that always draws 0.
+type drawsZero struct{}
+
+func (drawsZero) Uint64() uint64 { return 0 }
+
 // TestAccepted: what the Transport tells its guards, read as the
 // AdaptiveThrottler's accepted.
 func TestAccepted(t *testing.T) {
