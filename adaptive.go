@@ -88,15 +88,19 @@ const (
 // mean latency is the service's own. A minimum kept over loaded windows
 // would rise with that queue (Vegas' drift); one kept over short windows
 // falls with their luck, so that a mix of fast and slow calls reads as
-// queueing. A probe comes every probeEvery, and also as soon as the limit
-// has moved by half or doubled since the last one measured the baseline
-// (at most once every probeGap windows): a service that got slower (a
-// slower database, a cold cache) reads as queueing and pushes the limit
-// down, one that got faster lets it run up, and either way the baseline is
-// what is wrong. A window with drops (calls that timed out or panicked)
+// queueing. A probe comes every probeEvery while the limit turns calls
+// away (one that turns none away needs no baseline), and also as soon as
+// the limit has halved since the last one measured the baseline, or a busy
+// window is faster than the baseline allows (at most once every probeGap
+// windows): a service that got slower (a slower database, a cold cache)
+// reads as queueing and pushes the limit down, one that got faster is
+// faster than its baseline, and either way the baseline is what is wrong. A window with drops (calls that timed out or panicked)
 // cuts the limit by a tenth at least, so a stable latency at a timeout
 // still lowers it; a window in which in-flight never reached half the
-// limit moves it neither way, since the limit did not decide its latency.
+// limit moves it neither way, since the limit did not decide its latency,
+// and one in which the limit turned nobody away (refused none, made none
+// wait) does not lower it: at 0.8 of its capacity a server queues calls
+// by itself, and a limit below what it is offered would only refuse them.
 type gradient struct {
 	floor, ceiling float64
 	tolerance      float64
@@ -107,10 +111,13 @@ type gradient struct {
 	limit      float64       // the limit outside a probe
 	baseline   time.Duration // no-load mean latency; 0 until the first probe ends
 	recent     time.Duration // the last window's mean latency
+	typical    time.Duration // the last window's median latency
 	probing    bool
 	windowFrom time.Duration // when the current window (or probe) began
 	nextProbe  time.Duration // when a probe is due
 	measuredAt float64       // the limit when the last probe ended
+	bound      bool          // the limit turned calls away since the last probe
+	stale      int           // stale windows in a row (see update)
 	noProbe    time.Duration // no probe for a moved limit before this
 	probeTo    time.Duration // a probe's samples are the calls admitted before
 	longest    time.Duration // the longest of a probe's samples so far
@@ -119,6 +126,16 @@ type gradient struct {
 // A probe takes as samples the first probeSamples calls it admits, or
 // those it admits in probeWindows windows if fewer; probeGap is how many
 // windows after a probe a moved limit may start the next.
+// minGradient is the most one window may lower the limit by (before the
+// root is added), and 2 the most it may raise it by, as in Envoy.
+const minGradient = 0.5
+
+// typicalQuantile is the quantile of a window's latencies the limit goes
+// by, and the baseline is: the median, which a few slow calls (one slow
+// endpoint among fast ones) move not at all, where they move a mean of a
+// few dozen samples by half.
+const typicalQuantile = 0.5
+
 const (
 	probeSamples = 100
 	probeWindows = 5
@@ -129,7 +146,9 @@ const (
 type windowStats struct {
 	n, drops int64
 	sum      time.Duration
-	busy     bool // in-flight reached half the limit
+	p50      time.Duration // the median of the samples
+	busy     bool          // in-flight reached half the limit
+	bound    bool          // the limit refused a call, or made one wait
 }
 
 // published returns the limit calls are admitted under: during a probe,
@@ -198,38 +217,62 @@ func (g *gradient) update(now time.Duration, s windowStats) error {
 		return nil
 	}
 	mean := s.sum / time.Duration(s.n)
-	g.recent = max(mean, 1)
+	g.recent, g.typical = max(mean, 1), max(s.p50, 1)
 	if g.probing {
 		g.probing = false
 		// A probe's mean is of a hundred calls: near the last baseline, it
-		// is averaged with it, for the precision of two probes; far from
-		// it, the service changed, and it is the baseline.
-		if b := g.baseline; b > 0 && g.recent < b+b/4 && g.recent > b-b/4 {
-			g.baseline = b/2 + g.recent/2
+		// moves it by a quarter of the way, for the precision of several
+		// probes; far from it, the service changed, and it is the baseline.
+		if b := g.baseline; b > 0 && g.typical < b+b/4 && g.typical > b-b/4 {
+			g.baseline = b - b/4 + g.typical/4
 		} else {
-			g.baseline = g.recent
+			g.baseline = g.typical
 		}
-		g.measuredAt = g.limit
+		g.measuredAt, g.bound = g.limit, false
 		g.nextProbe = sat.Add(now, g.probeEvery)
 		g.noProbe = sat.Add(now, sat.Mul(g.window, probeGap))
 		return reasonProbeEnded
 	}
 	l, why := g.limit, error(nil)
 	if s.busy {
-		gr := min(max(g.tolerance*float64(g.baseline)/float64(g.recent), 0.5), 2)
+		gr := min(max(g.tolerance*float64(g.baseline)/float64(g.typical), minGradient), 2)
 		l = g.limit * gr
 		l += math.Sqrt(l)
 		why = reasonLatency
+		if !s.bound {
+			// The latency is the server's own queueing: a limit that
+			// turned nobody away did not make it, and one lower would.
+			l = max(l, g.limit)
+		}
 	}
 	if s.drops > 0 && l > 0.9*g.limit {
 		l, why = 0.9*g.limit, reasonDrops
 	}
-	// Until a probe has measured the baseline again, the limit at most
-	// doubles: a baseline gone stale (the service got faster) lets it run
-	// up, and a probe from too high a limit would not drain the queue.
-	g.limit = min(max(l, g.floor), g.ceiling, max(2*g.measuredAt, g.floor))
-	moved := g.limit >= 2*g.measuredAt || 2*g.limit <= g.measuredAt
-	if now >= g.nextProbe || moved && now >= g.noProbe {
+	// A busy window whose median is under three quarters of the baseline
+	// says the baseline is stale: a loaded call is not faster than an
+	// unloaded one, so the service got faster (after a spike of slowness,
+	// say). Until a probe measures it again, the limit at most doubles, so
+	// that the probe, from half of it, drains the queue. A window that is
+	// not stale, turned calls away and reached that cap has the room it
+	// found: the cap moves.
+	stale := s.busy && g.typical < g.baseline-g.baseline/4
+	if stale {
+		g.stale++
+	} else {
+		g.stale = 0
+	}
+	most := max(2*g.measuredAt, g.floor)
+	g.limit = min(max(l, g.floor), g.ceiling, most)
+	if g.limit >= most && !stale && s.bound {
+		g.measuredAt = g.limit
+	}
+	// A probe due comes once the limit turns calls away: one that turns
+	// none away needs no baseline, and its probe would. A limit halved since
+	// the last probe is a slower service or fewer workers, and a stale
+	// window a faster service: either way the baseline may be wrong.
+	g.bound = g.bound || s.bound
+	moved := 2*g.limit <= g.measuredAt || g.stale >= 2 // one stale window may be luck
+	if now >= g.nextProbe && g.bound || moved && now >= g.noProbe {
 		g.startProbe(now)
 		return reasonProbe
 	}

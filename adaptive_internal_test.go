@@ -24,52 +24,67 @@ func TestGradientUpdate(t *testing.T) {
 		wantBase  time.Duration
 		probing   bool
 	}{
-		{"no queue, busy: up by a quarter and the root", base, windowStats{n: 20, sum: 200 * ms, busy: true},
+		{"no queue, busy: up by a quarter and the root", base, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true, bound: true},
 			125 + math.Sqrt(125), reasonLatency, 10 * ms, false},
-		{"no queue, idle: stays", base, windowStats{n: 20, sum: 200 * ms},
+		{"slow, busy, nobody turned away: stays, the server queues by itself", base, windowStats{n: 20, sum: 400 * ms, p50: 20 * ms, busy: true},
+			100, reasonLatency, 10 * ms, false},
+		{"no queue, busy, nobody turned away: up", base, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true},
+			125 + math.Sqrt(125), reasonLatency, 10 * ms, false},
+		{"no queue, idle: stays", base, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms},
 			100, nil, 10 * ms, false},
-		{"slow, idle: stays, the limit did not make the latency", base, windowStats{n: 20, sum: 2000 * ms},
+		{"slow, idle: stays, the limit did not make the latency", base, windowStats{n: 20, sum: 2000 * ms, p50: 100 * ms},
 			100, nil, 10 * ms, false},
-		{"idle with drops: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms},
+		{"idle with drops: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms, p50: 10 * ms},
 			90, reasonDrops, 10 * ms, false},
-		{"twice as slow: to 62.5 and the root", base, windowStats{n: 20, sum: 400 * ms, busy: true},
+		{"twice as slow: to 62.5 and the root", base, windowStats{n: 20, sum: 400 * ms, p50: 20 * ms, busy: true, bound: true},
 			62.5 + math.Sqrt(62.5), reasonLatency, 10 * ms, false},
-		{"ten times as slow: halved at most", base, windowStats{n: 20, sum: 2000 * ms, busy: true},
+		{"ten times as slow: halved at most", base, windowStats{n: 20, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true},
 			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
-		{"drops at no-load latency: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms, busy: true},
+		{"drops at no-load latency: cut by a tenth", base, windowStats{n: 20, drops: 1, sum: 200 * ms, p50: 10 * ms, busy: true, bound: true},
 			90, reasonDrops, 10 * ms, false},
-		{"faster than the baseline: the baseline stays, the limit doubles at most", base, windowStats{n: 20, sum: 100 * ms, busy: true},
+		{"faster than the baseline: the baseline stays, the limit doubles at most", base, windowStats{n: 20, sum: 100 * ms, p50: 5 * ms, busy: true, bound: true},
 			200, reasonLatency, 10 * ms, false},
-		{"doubled since the baseline was measured: a probe", func() gradient { return soon(base()) }, windowStats{n: 20, sum: 100 * ms, busy: true},
+		{"at the cap, as slow as the baseline: the cap moves", func() gradient { g := base(); g.limit = 190; return g }, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true, bound: true},
+			200, reasonLatency, 10 * ms, false},
+		{"faster than the baseline allows, once: luck, no probe", func() gradient { return soon(base()) }, windowStats{n: 20, sum: 100 * ms, p50: 5 * ms, busy: true, bound: true},
+			200, reasonLatency, 10 * ms, false},
+		{"faster than the baseline allows, twice in a row: a probe", func() gradient { g := soon(base()); g.stale = 1; return g }, windowStats{n: 20, sum: 100 * ms, p50: 5 * ms, busy: true, bound: true},
 			200, reasonProbe, 10 * ms, true},
 		{"halved since the baseline was measured: a probe", func() gradient { g := soon(base()); g.limit = 60; return g },
-			windowStats{n: 20, sum: 2000 * ms, busy: true}, 30 + math.Sqrt(30), reasonProbe, 10 * ms, true},
-		{"moved, but too soon after the last probe", func() gradient { g := base(); g.limit = 60; return g }, windowStats{n: 20, sum: 2000 * ms, busy: true},
+			windowStats{n: 20, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true}, 30 + math.Sqrt(30), reasonProbe, 10 * ms, true},
+		{"moved, but too soon after the last probe", func() gradient { g := base(); g.limit = 60; return g }, windowStats{n: 20, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true},
 			30 + math.Sqrt(30), reasonLatency, 10 * ms, false},
-		{"moved by less than half: no probe", func() gradient { return soon(base()) }, windowStats{n: 20, sum: 2000 * ms, busy: true},
+		{"moved by less than half: no probe", func() gradient { return soon(base()) }, windowStats{n: 20, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true},
 			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
-		{"floor holds", func() gradient { g := base(); g.limit, g.floor = 2, 2; return g }, windowStats{n: 20, sum: 2000 * ms, busy: true},
+		{"floor holds", func() gradient { g := base(); g.limit, g.floor = 2, 2; return g }, windowStats{n: 20, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true},
 			2, reasonLatency, 10 * ms, false},
-		{"ceiling holds", func() gradient { g := base(); g.ceiling = 110; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+		{"ceiling holds", func() gradient { g := base(); g.ceiling = 110; return g }, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true, bound: true},
 			110, reasonLatency, 10 * ms, false},
-		{"probe due", func() gradient { g := base(); g.nextProbe = 0; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+		{"probe due", func() gradient { g := base(); g.nextProbe = 0; return g }, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true, bound: true},
 			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
-		{"probe due at this very window", func() gradient { g := base(); g.nextProbe = time.Second; return g }, windowStats{n: 20, sum: 200 * ms, busy: true},
+		{"probe due, but the limit has turned nobody away since the last", func() gradient { g := base(); g.nextProbe = 0; return g }, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true},
+			125 + math.Sqrt(125), reasonLatency, 10 * ms, false},
+		{"probe due at this very window", func() gradient { g := base(); g.nextProbe = time.Second; return g }, windowStats{n: 20, sum: 200 * ms, p50: 10 * ms, busy: true, bound: true},
 			125 + math.Sqrt(125), reasonProbe, 10 * ms, true},
-		{"drops ten times as slow: the latency's deeper cut holds", base, windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true},
+		{"drops ten times as slow: the latency's deeper cut holds", base, windowStats{n: 20, drops: 1, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true},
 			50 + math.Sqrt(50), reasonLatency, 10 * ms, false},
 		{"drops, the latency cutting exactly a tenth: the latency's reason", func() gradient { g := base(); g.limit, g.measuredAt = 3.125, 3.125; return g },
-			windowStats{n: 20, drops: 1, sum: 2000 * ms, busy: true}, 2.8125, reasonLatency, 10 * ms, false}, // 1.5625 + √1.5625 = 0.9 · 3.125
+			windowStats{n: 20, drops: 1, sum: 2000 * ms, p50: 100 * ms, busy: true, bound: true}, 2.8125, reasonLatency, 10 * ms, false}, // 1.5625 + √1.5625 = 0.9 · 3.125
 		{"probe ends: the baseline is its mean, even higher", func() gradient { g := base(); g.probing = true; return g },
-			windowStats{n: 50, sum: 1000 * ms}, 100, reasonProbeEnded, 20 * ms, false},
+			windowStats{n: 50, sum: 1000 * ms, p50: 20 * ms}, 100, reasonProbeEnded, 20 * ms, false},
 		{"probe ends: the baseline is its mean, even lower", func() gradient { g := base(); g.probing = true; return g },
-			windowStats{n: 50, sum: 250 * ms}, 100, reasonProbeEnded, 5 * ms, false},
+			windowStats{n: 50, sum: 250 * ms, p50: 5 * ms}, 100, reasonProbeEnded, 5 * ms, false},
+		{"probe ends near the baseline: a quarter of the way to its mean", func() gradient { g := base(); g.probing = true; return g },
+			windowStats{n: 50, sum: 600 * ms, p50: 12 * ms}, 100, reasonProbeEnded, 10500 * time.Microsecond, false},
 		{"no samples", base, windowStats{}, 100, nil, 10 * ms, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			g := tc.g()
 			why := g.update(time.Second, tc.s)
+			if tc.name == "at the cap, as slow as the baseline: the cap moves" && g.measuredAt != 200 {
+				t.Errorf("measuredAt = %v, want 200", g.measuredAt)
+			}
 			if math.Abs(g.limit-tc.wantLimit) > 1e-9 || why != tc.wantWhy || g.baseline != tc.wantBase || g.probing != tc.probing {
 				t.Errorf("update = limit %v, %v, baseline %v, probing %v; want %v, %v, %v, %v",
 					g.limit, why, g.baseline, g.probing, tc.wantLimit, tc.wantWhy, tc.wantBase, tc.probing)
@@ -126,7 +141,7 @@ func TestGradientProbeEnd(t *testing.T) {
 	if g.probeTo != 1600*ms || g.closes(1599*ms, 20, 20*ms, 0) || !g.closes(1600*ms, 20, 20*ms, 0) {
 		t.Errorf("with too few samples: probeTo %v, want 1.6s, and a close there", g.probeTo)
 	}
-	g.update(2*time.Second, windowStats{n: 40, sum: 800 * ms})
+	g.update(2*time.Second, windowStats{n: 40, sum: 800 * ms, p50: 20 * ms})
 	if g.probing || g.baseline != 20*ms || g.measuredAt != 40 || g.noProbe != 2*time.Second+probeGap*100*ms || g.nextProbe != 32*time.Second {
 		t.Errorf("after the probe: probing %v, baseline %v, measured at %v, no probe before %v, next %v; want false, 20ms, 40, 3s, 32s",
 			g.probing, g.baseline, g.measuredAt, g.noProbe, g.nextProbe)
@@ -140,10 +155,10 @@ func TestGradientSaturates(t *testing.T) {
 	const ms = time.Millisecond
 	g := gradient{floor: 1, ceiling: 1000, tolerance: 1.25, window: 100 * ms, probeEvery: math.MaxInt64, minSamples: 20, limit: 40, measuredAt: 40}
 	g.startProbe(0)
-	g.update(time.Second, windowStats{n: 40, sum: 400 * ms})
+	g.update(time.Second, windowStats{n: 40, sum: 400 * ms, p50: 10 * ms})
 	for i := range 100 {
 		now := 2*time.Second + time.Duration(i)*100*ms
-		if why := g.update(now, windowStats{n: 40, sum: 450 * ms}); why == reasonProbe {
+		if why := g.update(now, windowStats{n: 40, sum: 450 * ms, p50: 11250 * time.Microsecond}); why == reasonProbe {
 			t.Fatalf("a probe at %v with the probe interval math.MaxInt64 and the limit at %v", now, g.limit)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/latency"
 )
 
 // AdaptiveLimiter limits how many calls run at once, as a [Bulkhead] does,
@@ -34,7 +36,7 @@ type AdaptiveLimiter struct {
 
 	// The current window's aggregates, and when it may close.
 	n, sum, drops atomic.Int64
-	busy          atomic.Bool
+	busy, bound   atomic.Bool
 	closeAt       atomic.Int64 // on the time line
 	need          atomic.Int64 // samples needed to close
 	probeFrom     atomic.Int64 // during a probe, calls entered before are no samples,
@@ -42,6 +44,8 @@ type AdaptiveLimiter struct {
 	probeCalls    atomic.Int64 // during a probe, its number of samples, else 0
 	pending       atomic.Int64 // a probe's samples not yet back
 	longest       atomic.Int64 // the longest of a probe's samples
+
+	p50 latency.Median // the current window's samples, for their median
 
 	wmu sync.Mutex // held by the call closing a window
 	g   gradient   // guarded by wmu
@@ -281,6 +285,9 @@ const waitMargin = 3
 // refuse reports the refusal of a call of priority p and returns its error.
 func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 	err := &ShedError{sentinel: ErrLimitExceeded, priority: p, after: max(time.Duration(l.hint.Load()), time.Millisecond)}
+	if !l.bound.Load() {
+		l.bound.Store(true)
+	}
 	if l.observer != nil {
 		l.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-limiter", Err: err, Wait: err.after})
 	}
@@ -310,6 +317,7 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report 
 	if sample {
 		d := now - at
 		l.sum.Add(d)
+		l.p50.Record(time.Duration(d))
 		for m := l.longest.Load(); probe && d > m && !l.longest.CompareAndSwap(m, d); m = l.longest.Load() {
 		}
 		n = l.n.Add(1)
@@ -364,8 +372,8 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		return
 	}
 	s := windowStats{
-		n: l.n.Swap(0), sum: time.Duration(l.sum.Swap(0)),
-		drops: l.drops.Swap(0), busy: l.busy.Swap(false),
+		n: l.n.Swap(0), sum: time.Duration(l.sum.Swap(0)), p50: l.p50.Take(typicalQuantile),
+		drops: l.drops.Swap(0), busy: l.busy.Swap(false), bound: l.bound.Swap(false),
 	}
 	// Time about samplesPerWindow of the next window's calls, if it is as
 	// busy as this one was (a probe may be shorter or longer).

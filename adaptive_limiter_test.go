@@ -392,6 +392,8 @@ func TestAdaptiveLimiterProbe(t *testing.T) {
 	}
 	require.Equal(t, 20, l.Limit())
 	dones := enter(10)
+	_, err := l.Enter(resilience.WithPriority(context.Background(), resilience.PrioritySheddable))
+	require.ErrorIs(t, err, resilience.ErrLimitExceeded, "a sheddable call, past its half of the limit: the limit binds, a probe is due")
 	clk.Add(10*time.Millisecond - time.Nanosecond)
 	before := enter(1) // a nanosecond before the probe
 	clk.Add(time.Nanosecond)
@@ -421,7 +423,7 @@ func TestAdaptiveLimiterProbe(t *testing.T) {
 	finish(enter(1))         // no sample, and the probe ends: every sample is back
 	assert.Equal(t, 30, l.Limit(), "after the probe, the limit before it: 20 × 1.25 + √25")
 	held := enter(l.Limit())
-	_, err := l.Enter(crit)
+	_, err = l.Enter(crit)
 	finish(held)
 	d, _ := resilience.RetryAfter(err)
 	assert.Equal(t, 10*time.Millisecond*time.Duration(half-1)/time.Duration(half-1+42), d,
@@ -454,11 +456,29 @@ func TestAdaptiveLimiterSampling(t *testing.T) {
 		calls(20, 10*time.Millisecond)
 	}
 	require.Equal(t, 20, l.Limit())
-	for i := range 3 { // calls four times as slow, which lower the limit once a window ends
-		calls(10, 40*time.Millisecond)
+	// slow runs 10 calls four times as slow, and refuses a sheddable one
+	// (half the limit is in use): the limit binds, so the latency lowers
+	// it once a window ends.
+	sheddable := resilience.WithPriority(context.Background(), resilience.PrioritySheddable)
+	slow := func() {
+		var dones []func(error)
+		for range 10 {
+			done, err := l.Enter(crit)
+			require.NoError(t, err)
+			dones = append(dones, done)
+		}
+		_, err := l.Enter(sheddable)
+		require.ErrorIs(t, err, resilience.ErrLimitExceeded)
+		clk.Add(40 * time.Millisecond)
+		for _, done := range dones {
+			done(nil)
+		}
+	}
+	for i := range 3 {
+		slow()
 		require.Equal(t, 20, l.Limit(), "after %d calls", 10*(i+1))
 	}
-	calls(10, 40*time.Millisecond)
+	slow()
 	assert.Less(t, l.Limit(), 20, "after 40 calls")
 }
 

@@ -31,6 +31,9 @@ func (l *AdaptiveLimiter) enqueue(lv int) (*limiterWaiter, bool) {
 			break
 		}
 	}
+	if !l.bound.Load() {
+		l.bound.Store(true)
+	}
 	w := &limiterWaiter{ready: make(chan struct{}), level: lv}
 	w.elem = l.waiters[lv].PushBack(w)
 	return w, true

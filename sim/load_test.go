@@ -721,11 +721,19 @@ func figures(cfg loadConfig, r loadResult, unloaded time.Duration) loadFigures {
 		pf.refused = 1 - float64(admitted)/float64(max(offered, 1))
 		slices.Sort(limits)
 		pf.limit = limits[len(limits)/2]
+		// Settled from the second after the last that missed: goodput is
+		// judged over that second and the next (a probe halves the limit for
+		// a fraction of a second, and may straddle two), the p99 over the
+		// second alone.
 		pf.settled = 0
 		for i := to - 1; i >= from; i-- {
-			b := r.buckets[i]
+			b, next := r.buckets[i], r.buckets[min(i+1, to-1)]
+			good, could := float64(b.good), min(float64(b.offered), b.capacity)
+			if i+1 < to {
+				good, could = good+float64(next.good), could+min(float64(next.offered), next.capacity)
+			}
 			lat := slices.Clone(b.latencies)
-			if float64(b.good) < 0.9*min(float64(b.offered), b.capacity) || quantile(lat, 0.99) > 2*time.Duration(cmp.Or(p.slow, 1)*float64(unloaded)) {
+			if good < 0.9*could || quantile(lat, 0.99) > 2*time.Duration(cmp.Or(p.slow, 1)*float64(unloaded)) {
 				pf.settled = time.Duration(i+1-from) * time.Second
 				break
 			}
