@@ -251,13 +251,15 @@ func (g *gradient) update(now time.Duration, s windowStats) error {
 	// A busy window whose median is under three quarters of the baseline
 	// says the baseline is stale: a loaded call is not faster than an
 	// unloaded one, so the service got faster (after a spike of slowness,
-	// say). Until a probe measures it again, the limit at most doubles, so
+	// say). Such a window does not raise the limit, two in a row bring a
+	// probe, and until a probe measures it again the limit at most doubles, so
 	// that the probe, from half of it, drains the queue. A window that is
 	// not stale, turned calls away and reached that cap has the room it
 	// found: the cap moves.
 	stale := s.busy && g.typical < g.baseline-g.baseline/4
 	if stale {
 		g.stale++
+		l = min(l, g.limit) // no rise on a baseline that is too high
 	} else {
 		g.stale = 0
 	}
