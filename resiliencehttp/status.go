@@ -66,7 +66,9 @@ func WithStatusActions() StatusOption {
 }
 
 // WithStatusRefresh sets how often the page fetches new snapshots: every
-// second by default. It panics if d is less than 100ms.
+// second by default. A d beyond 2^31−1 ms (24.8 days), the longest a
+// browser's timer waits, is taken as 24.8 days. It panics if d is less
+// than 100ms.
 func WithStatusRefresh(d time.Duration) StatusOption {
 	if d < 100*time.Millisecond {
 		panic(fmt.Sprintf("resiliencehttp: WithStatusRefresh: refresh must be at least 100ms, got %v", d))

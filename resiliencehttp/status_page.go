@@ -61,13 +61,18 @@ type statusRow struct {
 	Actions bool
 }
 
+// maxStatusRefresh is the longest pace of the page: a browser's timer
+// takes a delay of at most 2^31−1 ms (24.8 days) and wraps a longer one,
+// modulo 2^32, into a short or negative delay that fires at once.
+const maxStatusRefresh = math.MaxInt32 * time.Millisecond
+
 func newStatusPage(all []resilience.Snapshot, actions bool, refresh time.Duration, nonce string) statusPage {
 	p := statusPage{
 		MaxGuards:     maxGuardsShown,
 		Updated:       time.Now().Format("15:04:05"),
 		Actions:       actions,
-		RefreshMillis: refresh.Milliseconds(),
-		ReloadSeconds: max(5, int(refresh/time.Second)),
+		RefreshMillis: min(refresh, maxStatusRefresh).Milliseconds(),
+		ReloadSeconds: max(5, int(min(refresh, maxStatusRefresh)/time.Second)),
 		Nonce:         nonce,
 	}
 	for _, s := range all {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -113,7 +114,8 @@ func TestStatusHandlerShowsEveryKind(t *testing.T) {
 
 // TestStatusHandlerRefresh: the page fetches new snapshots every second by
 // default, or as often as WithStatusRefresh says, from 100ms up; without
-// scripts it reloads itself at that pace, every 5 s at the most often.
+// scripts it reloads itself at that pace, every 5 s at the most often, and
+// every 2^31−1 ms (24.8 days) at the least.
 func TestStatusHandlerRefresh(t *testing.T) {
 	tests := []struct {
 		name          string
@@ -123,6 +125,12 @@ func TestStatusHandlerRefresh(t *testing.T) {
 		{"default", nil, "1000", "5"},
 		{"the least", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(100 * time.Millisecond)}, "100", "5"},
 		{"ten seconds", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(10 * time.Second)}, "10000", "10"},
+		// A browser's timer takes at most 2^31−1 ms and wraps a longer delay
+		// (200 years would refresh at once, again and again): the page's
+		// pace saturates there instead.
+		{"24.8 days", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(math.MaxInt32 * time.Millisecond)}, "2147483647", "2147483"},
+		{"200 years", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(200 * 365 * 24 * time.Hour)}, "2147483647", "2147483"},
+		{"MaxInt64", []resiliencehttp.StatusOption{resiliencehttp.WithStatusRefresh(math.MaxInt64)}, "2147483647", "2147483"},
 	}
 	reg := resilience.NewRegistry()
 	for _, tc := range tests {

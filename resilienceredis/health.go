@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/faf87a20/resilience"
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // health is whether a Limiter reaches Redis, and when it may try again.
@@ -24,12 +25,19 @@ type health struct {
 func (l *Limiter) tryProbe() bool {
 	now := time.Now().UnixNano()
 	next := l.nextProbe.Load()
-	return now >= next && l.nextProbe.CompareAndSwap(next, now+int64(l.probe))
+	return now >= next && l.nextProbe.CompareAndSwap(next, l.probeAfter(now))
+}
+
+// probeAfter returns when the next probe may start after one at now, in
+// unix nanoseconds: the largest int64 for an interval that ends past it,
+// rather than a sum that wraps to a time long past.
+func (l *Limiter) probeAfter(now int64) int64 {
+	return int64(sat.Add(time.Duration(now), l.probe))
 }
 
 // fault records that Redis failed, degrading the limiter if it was not.
 func (l *Limiter) fault(ctx context.Context, err error) {
-	l.nextProbe.Store(time.Now().Add(l.probe).UnixNano())
+	l.nextProbe.Store(l.probeAfter(time.Now().UnixNano()))
 	l.mu.Lock()
 	l.err = err
 	first := !l.degraded.Load()
