@@ -296,3 +296,15 @@ func TestAdaptiveLimiterRiseAdmitsWaiters(t *testing.T) {
 		}
 	})
 }
+
+// TestAdaptiveThrottlerSlideSaturates: a part of a window of math.MaxInt64
+// that would end past the end of time never ends, where the sum wrapped
+// to a part that ended long ago (and a refusal's hint went wrong).
+func TestAdaptiveThrottlerSlideSaturates(t *testing.T) {
+	th := NewAdaptiveThrottler(WithThrottleWindow(math.MaxInt64))
+	now := int64(math.MaxInt64 - 1) // the last part of the end of time
+	th.slide(now)
+	if end := th.partEnd.Load(); end < now {
+		t.Errorf("partEnd = %d after sliding to %d, want at or past it", end, now)
+	}
+}

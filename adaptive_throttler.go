@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/faf87a20/resilience/internal/sat"
 )
 
 // AdaptiveThrottler is client-side throttling as the Google SRE book
@@ -285,5 +287,6 @@ func (t *AdaptiveThrottler) slide(now int64) {
 	t.oldReq.Store(req)
 	t.oldAccepts.Store(acc)
 	t.cur.Store(cur)
-	t.partEnd.Store(end + steps*int64(t.width))
+	// Saturated: a part that would end past the end of time never ends.
+	t.partEnd.Store(int64(sat.Add(time.Duration(end), sat.Mul(t.width, steps))))
 }
