@@ -37,7 +37,7 @@ func capacityScenarios(seed uint64) []capacityScenario {
 		return c
 	}
 	const ph = 20 * time.Second
-	gradual := []loadPhase{{name: "2×", d: ph, load: 2}}
+	gradual := []loadPhase{{name: "0.5×", d: ph, load: 0.5}, {name: "2×", d: ph, load: 2}}
 	for i := 1; i <= 6; i++ {
 		f := 1 + float64(i)/3
 		gradual = append(gradual, loadPhase{name: fmt.Sprintf("2×, service ×%.2f", f), d: 5 * time.Second, load: 2, slow: f, settle: time.Nanosecond})

@@ -952,7 +952,7 @@ func writeLoadTable(w io.Writer, cfg loadConfig, rs []loadResult, unloaded time.
 		fmt.Fprintf(w, " %s | %s |\n", s, lim)
 	}
 	fmt.Fprintln(w, "\ngoodput: calls answered within their deadline per second over the capacity, after each phase's first 10 s; p99: of the calls admitted and answered then.")
-	fmt.Fprintln(w, "settled within: the longest time after a change until every second had a goodput of 90% of what it could and a p99 within twice the unloaded one (\"never\": not within the phase).")
+	fmt.Fprintln(w, "settled within: the longest time after a change until every second had a p99 within twice the unloaded one and, with the next, a goodput of 90% of what they could (\"never\": not within the phase).")
 }
 
 // writeSeedRanges runs the targets' figures for seeds 1–20 and writes their

@@ -119,7 +119,9 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 //   - in every overloaded phase, after its first 10 s, a p99 latency of the
 //     calls admitted of at most twice the unloaded p99;
 //   - after every change of load or capacity, every second from 10 s on
-//     with 90% of the goodput it could have and that p99;
+//     with that p99 and, with the next, 90% of the goodput they could have
+//     (a probe halves the limit for a fraction of a second, and may
+//     straddle two);
 //   - under a steady 1.5× overload, the limit after ten minutes within 10%
 //     of the limit after one;
 //   - at 2× overload with 45% or half of the calls critical (0.9 of the
