@@ -47,6 +47,8 @@ type AdaptiveLimiter struct {
 
 	p50 latency.Median // the current window's samples, for their median
 
+	refusalCount
+
 	wmu sync.Mutex // held by the call closing a window
 	g   gradient   // guarded by wmu
 
@@ -288,6 +290,7 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 	if !l.bound.Load() {
 		l.bound.Store(true)
 	}
+	l.refusedN.Add(1)
 	if l.observer != nil {
 		l.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-limiter", Err: err, Wait: err.after})
 	}

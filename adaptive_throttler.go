@@ -26,6 +26,7 @@ type AdaptiveThrottler struct {
 	accepted func(error) bool
 	rand     source
 	common
+	refusalCount
 	origin time.Time
 
 	parts              [throttleParts]throttlePart
@@ -210,6 +211,7 @@ func (t *AdaptiveThrottler) enter(ctx context.Context, _ bool) (uint64, error) {
 	}
 	if r := t.ratio(req, acc); r > 0 && float64(t.rand.uint64()>>11)/(1<<53) < r {
 		err := &ShedError{sentinel: ErrThrottled, priority: PriorityFrom(ctx), after: max(time.Duration(t.partEnd.Load()-now), time.Millisecond)}
+		t.refusedN.Add(1)
 		if t.observer != nil {
 			t.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-throttler", Err: err, Wait: err.after})
 		}

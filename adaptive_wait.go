@@ -82,6 +82,7 @@ func (l *AdaptiveLimiter) leave(ctx context.Context, w *limiterWaiter, p Priorit
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	l.refusedN.Add(1)
 	return &ShedError{sentinel: ErrLimitExceeded, priority: p, after: max(time.Duration(l.hint.Load()), time.Millisecond)}
 }
 

@@ -27,6 +27,7 @@ type Bulkhead struct {
 	wait  time.Duration
 	queue int64 // most waiters; -1: any number
 	common
+	refusalCount
 	mu       sync.Mutex
 	waiters  list.List // of *bulkheadWaiter, oldest first; guarded by mu
 	doneFunc func(error)

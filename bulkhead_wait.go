@@ -34,6 +34,7 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 
 // refuse reports a refusal and returns its error.
 func (b *Bulkhead) refuse(ctx context.Context, err error) error {
+	b.refusedN.Add(1)
 	if b.observer != nil {
 		b.observe(ctx, Event{Kind: EventRefused, Component: "bulkhead", Err: err})
 	}
@@ -84,6 +85,9 @@ func (b *Bulkhead) await(ctx context.Context, w *bulkheadWaiter) error {
 			b.hook(stepWaitEnded)
 		}
 		err = b.leave(ctx, w)
+		if err == ErrBulkheadFull {
+			b.refusedN.Add(1)
+		}
 	}
 	if b.observer != nil {
 		e := Event{Kind: EventWaitEnded, Component: "bulkhead", Wait: b.since(start), Err: err}

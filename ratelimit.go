@@ -31,6 +31,7 @@ type RateLimiter struct {
 	tat atomic.Int64
 	_   [56]byte
 	limits
+	refusalCount
 	wait time.Duration
 	common
 }
@@ -140,6 +141,7 @@ func (l *RateLimiter) Allow() bool {
 		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, l.Interval, 0)
 		if !ok {
+			l.refusedN.Add(1)
 			if l.observer != nil {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, 1)
 			}
@@ -157,6 +159,7 @@ func (l *RateLimiter) Allow() bool {
 func (l *RateLimiter) AllowN(n int) bool {
 	checkN("RateLimiter.AllowN", n)
 	if int64(n) > l.MaxN {
+		l.refusedN.Add(1)
 		if l.observer != nil {
 			l.refusedEvent(context.Background(), ErrRateLimited, 0, int64(n))
 		}
@@ -168,6 +171,7 @@ func (l *RateLimiter) AllowN(n int) bool {
 		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, cost, 0)
 		if !ok {
+			l.refusedN.Add(1)
 			if l.observer != nil {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, int64(n))
 			}

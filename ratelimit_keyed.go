@@ -20,6 +20,7 @@ import (
 // KeyedRateLimiter is safe for concurrent use; the zero value is not usable.
 type KeyedRateLimiter[K comparable] struct {
 	limits
+	refusalCount
 	wait time.Duration
 	common
 	seed    maphash.Seed
@@ -153,6 +154,7 @@ func (l *KeyedRateLimiter[K]) AllowN(key K, n int) bool {
 // refusedEvent reports a refusal of Allow, with no context and an error
 // that costs no allocation.
 func (l *KeyedRateLimiter[K]) refusedEvent(why rateLimitReason, wait int64) {
+	l.refusedN.Add(1)
 	if l.observer != nil {
 		if why == rateLimitTooMany || why == rateLimitSpent {
 			wait = 0
@@ -316,6 +318,7 @@ func (l *KeyedRateLimiter[K]) WaitN(ctx context.Context, key K, n int) error {
 // within ctx's deadline.
 func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit time.Duration) error {
 	if int64(n) > l.MaxN {
+		l.refusedN.Add(1)
 		return l.observeRefusal(ctx, l.refusal(0, n, limit))
 	}
 	if err := ctx.Err(); err != nil || l.Interval == 0 {
@@ -326,6 +329,7 @@ func (l *KeyedRateLimiter[K]) waitN(ctx context.Context, key K, n int, limit tim
 		if why == rateLimitRefused {
 			why = l.reason(wait, n, limit)
 		}
+		l.refusedN.Add(1)
 		return l.observeRefusal(ctx, l.refusalFor(why, wait, n))
 	}
 	if wait <= 0 {
@@ -370,6 +374,7 @@ func (g *keyedGuard[K]) enter(ctx context.Context, _ bool) (uint64, error) {
 			why = l.reason(wait, 1, 0)
 		}
 		if l.wait == 0 || why != rateLimitRefused {
+			l.refusedN.Add(1)
 			return 0, l.observeRefusal(ctx, l.refusalFor(why, wait, 1))
 		}
 		if err := l.waitN(ctx, key, 1, l.wait); err != nil {

@@ -123,6 +123,7 @@ func (l *RateLimiter) WaitN(ctx context.Context, n int) error {
 // deadline.
 func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) error {
 	if int64(n) > l.MaxN {
+		l.refusedN.Add(1)
 		return l.observeRefusal(ctx, l.refusal(0, n, limit))
 	}
 	if err := ctx.Err(); err != nil {
@@ -135,6 +136,7 @@ func (l *RateLimiter) waitN(ctx context.Context, n int, limit time.Duration) err
 		tat := l.loadTat()
 		next, wait, ok := l.Take(tat, t, cost, budget)
 		if !ok {
+			l.refusedN.Add(1)
 			return l.observeRefusal(ctx, l.refusal(wait, n, limit))
 		}
 		if next == tat || l.tat.CompareAndSwap(tat, next) {
@@ -204,6 +206,7 @@ func (l *RateLimiter) enter(ctx context.Context, _ bool) (uint64, error) {
 // enterSlow refuses a call whose token comes in wait, or lets it wait.
 func (l *RateLimiter) enterSlow(ctx context.Context, wait int64) (uint64, error) {
 	if l.wait == 0 {
+		l.refusedN.Add(1)
 		return 0, l.observeRefusal(ctx, l.refusal(wait, 1, 0))
 	}
 	if err := l.waitN(ctx, 1, l.wait); err != nil {

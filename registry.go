@@ -44,6 +44,12 @@ type registryEntry struct {
 	next    int
 	seq     uint64    // counts the changes of the ring's records
 	refused time.Time // when the last EventRefused of the name came
+
+	// For a guard that counts its refusals (refusalCounter): its count at
+	// the last snapshot, that snapshot's time, and the first snapshot's
+	// that found the count moved with no EventRefused heard since.
+	counted         int64
+	looked, noticed time.Time
 }
 
 // eventRecord is one event of a ring, or a run of like events folded into
@@ -314,11 +320,35 @@ func (r *Registry) Snapshots() []Snapshot {
 	return out
 }
 
+// notice returns when the guard last refused a call, as the registry
+// knows it: heard, the time of its last EventRefused, or, when its count
+// of refusals n moved since the last snapshot with no event heard since
+// (a guard that reports no events to this registry), this snapshot's time
+// now, the first the registry could know it by.
+func (en *registryEntry) notice(n int64, now, heard time.Time) time.Time {
+	en.mu.Lock()
+	defer en.mu.Unlock()
+	if n != en.counted {
+		en.counted = n
+		if !heard.After(en.looked) {
+			en.noticed = now
+		}
+	}
+	en.looked = now
+	if en.noticed.After(heard) {
+		return en.noticed
+	}
+	return heard
+}
+
 // snapshot reads the entry's guard and events at now; a refusal less than
 // shed before now shows.
 func (en *registryEntry) snapshot(now time.Time, shed time.Duration) Snapshot {
 	s := Snapshot{Name: en.name, Kind: en.guard.guardKind(), Health: HealthOK}
 	s.Events, s.LastRefused = en.recent()
+	if c, ok := en.guard.(refusalCounter); ok {
+		s.LastRefused = en.notice(c.refusals(), now, s.LastRefused)
+	}
 	s.Shedding = !s.LastRefused.IsZero() && now.Sub(s.LastRefused) < shed
 	inspectGuard(en.guard, &s)
 	return s

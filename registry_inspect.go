@@ -1,6 +1,9 @@
 package resilience
 
-import "fmt"
+import (
+	"fmt"
+	"sync/atomic"
+)
 
 // inspectable is what a Registry can hold: each kind names itself, says
 // whether its constructor made it, and fills its section of a snapshot,
@@ -15,6 +18,16 @@ type inspectable interface {
 	// with the guard's state.
 	inspect(s *Snapshot)
 }
+
+// refusalCount counts a guard's refusals, so that a Registry sees a guard
+// shed calls even when the guard reports no events to it: a guard that
+// embeds it is a refusalCounter.
+type refusalCount struct{ refusedN atomic.Int64 }
+
+func (c *refusalCount) refusals() int64 { return c.refusedN.Load() }
+
+// refusalCounter is a guard that counts its refusals.
+type refusalCounter interface{ refusals() int64 }
 
 // inspectGuard fills s from g. A guard whose inspection panics, which no
 // guard of the package does, is shown as such, "unreadable" and critical,

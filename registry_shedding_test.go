@@ -23,20 +23,24 @@ func (refuseAlways) Uint64() uint64 { return 0 }
 // on the registry's clock: Shedding and LastRefused set, and, for a guard
 // that says "ok" otherwise, state "shedding", health warning. Each guard
 // is driven to refuse a call and back to a state that said "ok" before.
-func TestRegistryShedding(t *testing.T) {
+// sheddingCase is a guard of one kind driven to refuse a call.
+type sheddingCase struct {
+	name string
+	// refuse builds the guard on clk, reporting with obs under "g",
+	// registers it with add, makes it refuse at least one call, and
+	// brings it back to a state that says "ok" but for the refusal,
+	// moving clk no more than settle after the refusal.
+	refuse func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option)
+	settle time.Duration
+	state  string
+	health resilience.Health
+	counts bool // the guard counts its refusals (a registry notices them without events)
+}
+
+func sheddingCases() []sheddingCase {
 	ctx := context.Background()
 	down := errors.New("down")
-	tests := []struct {
-		name string
-		// refuse builds the guard on clk, reporting with obs under "g",
-		// registers it with add, makes it refuse at least one call, and
-		// brings it back to a state that says "ok" but for the refusal,
-		// moving clk no more than settle after the refusal.
-		refuse func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option)
-		settle time.Duration
-		state  string
-		health resilience.Health
-	}{
+	return []sheddingCase{
 		{"adaptive limiter, slots free", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithAdaptiveInitial(8), obs[0], obs[1])
 			add(l)
@@ -52,7 +56,7 @@ func TestRegistryShedding(t *testing.T) {
 				require.Less(t, len(dones), 8, "no refusal under the limit")
 			}
 			require.Less(t, l.InFlight(), l.Limit(), "refused with slots free")
-		}, 0, "shedding", resilience.HealthWarning},
+		}, 0, "shedding", resilience.HealthWarning, true},
 		{"adaptive throttler", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), obs[0], obs[1],
 				resilience.WithThrottleRand(refuseAlways{}), resilience.WithThrottleWindow(time.Second))
@@ -66,7 +70,7 @@ func TestRegistryShedding(t *testing.T) {
 				done(resilience.ErrBulkheadFull)
 				require.Less(t, i, 100, "the throttle refuses nothing")
 			}
-		}, 2 * time.Second, "shedding", resilience.HealthWarning},
+		}, 2 * time.Second, "shedding", resilience.HealthWarning, true},
 		{"bulkhead", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			b := resilience.NewBulkhead(1, obs[0], obs[1])
 			add(b)
@@ -75,7 +79,7 @@ func TestRegistryShedding(t *testing.T) {
 			_, err = b.Enter(ctx)
 			require.ErrorIs(t, err, resilience.ErrBulkheadFull)
 			done(nil)
-		}, 0, "shedding", resilience.HealthWarning},
+		}, 0, "shedding", resilience.HealthWarning, true},
 		{"rate limiter", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			l := resilience.NewRateLimiter(1, 1, resilience.WithClock(clk), obs[0], obs[1])
 			add(l)
@@ -83,13 +87,13 @@ func TestRegistryShedding(t *testing.T) {
 			require.NoError(t, err)
 			_, err = l.Enter(ctx)
 			require.ErrorIs(t, err, resilience.ErrRateLimited)
-		}, time.Second, "shedding", resilience.HealthWarning},
+		}, time.Second, "shedding", resilience.HealthWarning, true},
 		{"keyed rate limiter", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			l := resilience.NewKeyedRateLimiter[string](1, 1, resilience.WithClock(clk), obs[0], obs[1])
 			add(l)
 			require.True(t, l.Allow("ann"))
 			require.False(t, l.Allow("ann"))
-		}, time.Second, "shedding", resilience.HealthWarning},
+		}, time.Second, "shedding", resilience.HealthWarning, true},
 		{"retry quota", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			q := resilience.NewRetryQuota(10, resilience.WithClock(clk), resilience.WithQuotaCost(10), obs[0], obs[1])
 			add(q)
@@ -101,7 +105,7 @@ func TestRegistryShedding(t *testing.T) {
 				_, err := p.Execute(ctx, okFunc)
 				require.NoError(t, err)
 			}
-		}, 0, "shedding", resilience.HealthWarning},
+		}, 0, "shedding", resilience.HealthWarning, false},
 		{"breaker closed again", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			b := resilience.NewBreaker(resilience.WithClock(clk), obs[0], obs[1])
 			add(b)
@@ -109,8 +113,12 @@ func TestRegistryShedding(t *testing.T) {
 			_, err := b.Enter(ctx)
 			require.ErrorIs(t, err, resilience.ErrBreakerOpen)
 			b.Reset()
-		}, 0, "closed", resilience.HealthOK},
+		}, 0, "closed", resilience.HealthOK, false},
 	}
+}
+
+func TestRegistryShedding(t *testing.T) {
+	tests := sheddingCases()
 	for _, window := range []time.Duration{0, 10 * time.Second} { // 0: the default, a minute
 		for _, tc := range tests {
 			t.Run(tc.name+"/"+window.String(), func(t *testing.T) {
@@ -147,10 +155,43 @@ func TestRegistryShedding(t *testing.T) {
 	}
 }
 
+// TestRegistrySheddingWithoutObserver: a guard that counts its refusals
+// and reports no events to the registry shows them too: from the first
+// snapshot that finds its count moved (the registry could not know
+// sooner) until WithRegistryShedding after it.
+func TestRegistrySheddingWithoutObserver(t *testing.T) {
+	for _, tc := range sheddingCases() {
+		if !tc.counts {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newManualClock()
+			reg := resilience.NewRegistry(resilience.WithClock(clk))
+			add := func(g any) { require.NoError(t, reg.Register("g", g)) }
+			tc.refuse(t, clk, add, resilience.WithName("g"), resilience.WithName("g"))
+			clk.Add(tc.settle + time.Second)
+			noticed := clk.Now()
+			for _, d := range []time.Duration{0, time.Minute - time.Nanosecond} {
+				clk.Add(d)
+				s, _ := reg.Snapshot("g")
+				assert.Equal(t, tc.state, s.State, "%v after the first snapshot", clk.Now().Sub(noticed))
+				assert.Equal(t, tc.health, s.Health)
+				assert.True(t, s.Shedding)
+				assert.Equal(t, noticed, s.LastRefused)
+			}
+			clk.Add(time.Nanosecond)
+			s, _ := reg.Snapshot("g")
+			assert.Equal(t, "ok", s.State, "a minute after the first snapshot")
+			assert.False(t, s.Shedding)
+		})
+	}
+}
+
 // TestRegistrySheddingWithoutRing: a registry that keeps no events still
 // hears of refusals, and one made with WithRegistryShedding(0) says
-// nothing of them but LastRefused (which one keeping no events does not
-// even keep); a guard that does not report to the registry shows none.
+// nothing of them but LastRefused; a guard that does not report to the
+// registry shows them too, from the first snapshot that finds its count of
+// refusals moved.
 func TestRegistrySheddingWithoutRing(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
@@ -162,8 +203,8 @@ func TestRegistrySheddingWithoutRing(t *testing.T) {
 	}{
 		{"no ring", []resilience.RegistryOption{resilience.WithRegistryEvents(0)}, true, "shedding", true, true},
 		{"never shows", []resilience.RegistryOption{resilience.WithRegistryShedding(0)}, true, "ok", false, true},
-		{"no ring, never shows", []resilience.RegistryOption{resilience.WithRegistryEvents(0), resilience.WithRegistryShedding(0)}, true, "ok", false, false},
-		{"not reporting", nil, false, "ok", false, false},
+		{"no ring, never shows", []resilience.RegistryOption{resilience.WithRegistryEvents(0), resilience.WithRegistryShedding(0)}, true, "ok", false, true},
+		{"not reporting: its count of refusals moved", nil, false, "shedding", true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -25,9 +25,12 @@ type Snapshot struct {
 	// Health sums State up, for a colour.
 	Health Health `json:"health"`
 	// LastRefused is when the registry last heard the guard refuse a call,
-	// an [EventRefused] under its name (see [Registry.Observe]): zero if
-	// it never did, or if the guard does not report to the registry. For
-	// a Hedge it is a hedge its budget refused, the call going on.
+	// an [EventRefused] under its name (see [Registry.Observe]), or, for a
+	// bulkhead, rate limiter, keyed rate limiter, adaptive limiter or
+	// adaptive throttler that reports no events to it, the first snapshot
+	// that found the guard's count of refusals moved: zero if it never
+	// refused. For a Hedge it is a hedge its budget refused, the call going
+	// on.
 	LastRefused time.Time `json:"lastRefused,omitzero"`
 	// Shedding reports that the guard refused a call lately: LastRefused
 	// is less than the registry's [WithRegistryShedding] (a minute by

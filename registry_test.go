@@ -214,11 +214,16 @@ func TestRegistrySnapshots(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := resilience.NewRegistry()
+			reg := resilience.NewRegistry(onMock)
 			require.NoError(t, reg.Register(tc.name, tc.guard()))
 			got, ok := reg.Snapshot(tc.name)
 			require.True(t, ok)
 			tc.want.Name = tc.name
+			if !got.LastRefused.IsZero() { // it refused a call: the registry noticed its count move
+				assert.True(t, got.Shedding)
+				assert.Equal(t, mock.Now(), got.LastRefused)
+				tc.want.Shedding, tc.want.LastRefused = true, got.LastRefused
+			}
 			assert.Equal(t, tc.want, got)
 
 			// The JSON holds the same values.
@@ -226,6 +231,8 @@ func TestRegistrySnapshots(t *testing.T) {
 			require.NoError(t, err)
 			var back resilience.Snapshot
 			require.NoError(t, json.Unmarshal(b, &back))
+			assert.True(t, got.LastRefused.Equal(back.LastRefused), "LastRefused %v, back %v", got.LastRefused, back.LastRefused)
+			back.LastRefused = got.LastRefused // the same instant, in UTC
 			assert.Equal(t, got, back)
 		})
 	}
@@ -362,7 +369,7 @@ func TestRegistryEventInWordsOnce(t *testing.T) {
 func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
 	mock := clock.NewMock()
 	l := resilience.NewKeyedRateLimiter[int](1, 1, resilience.WithClock(mock))
-	reg := resilience.NewRegistry()
+	reg := resilience.NewRegistry(resilience.WithClock(mock))
 	require.NoError(t, reg.Register("per-user", l))
 	for k := range 40 { // key k is refused k times
 		for range k + 1 {
@@ -381,7 +388,7 @@ func TestRegistryKeyedTopRefusedIsBounded(t *testing.T) {
 	mock.Add(time.Hour)
 	s, _ = reg.Snapshot("per-user")
 	assert.Empty(t, s.KeyedRateLimiter.TopRefused)
-	assert.Equal(t, "ok", s.State, "no key refused")
+	assert.Equal(t, "ok", s.State, "no key refused for an hour")
 	assert.Equal(t, resilience.HealthOK, s.Health)
 	l.Allow(2000)
 	l.Allow(2000)

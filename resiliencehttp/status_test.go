@@ -178,10 +178,10 @@ func TestStatusHandlerDetails(t *testing.T) {
 		{"d-open-soon", opening(250 * time.Millisecond), "0 consecutive failures, half-open in 250ms, 1 trip"},
 		{"e-probing", probing, "0 consecutive failures, 1 probe in flight, 1 trip"},
 		{"f-keyed", resilience.NewKeyedRateLimiter[string](1, 1), "0 of 1048576 keys, each 1 tokens a second, burst 1"},
-		{"g-keyed-refused", refused, "1 of 1048576 keys, each 1 tokens a second, burst 1; most refused: k (1)"},
+		{"g-keyed-refused", refused, "1 of 1048576 keys, each 1 tokens a second, burst 1; most refused: k (1); refused calls, the last at 00:00:01"},
 		{"h-unlimited", resilience.NewRateLimiter(1e15, 1), "1 of 1 tokens, unlimited a second"},
 	}
-	reg := resilience.NewRegistry()
+	reg := resilience.NewRegistry(resilience.WithClock(mock)) // the refused limiter's count is noticed at the page's read
 	for _, g := range guards {
 		require.NoError(t, reg.Register(g.name, g.guard))
 	}

@@ -115,7 +115,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.guard.health{health=ok,name=db}":                                 0,
 				"resilience.guard.health{health=warning,name=db}":                            1, // full
 				"resilience.guard.health{health=critical,name=db}":                           0,
-				"resilience.guard.shedding{name=db}":                                         0, // it reports to h alone, not to the registry
+				"resilience.guard.shedding{name=db}":                                         1, // it reports to h alone; the registry counts its refusals
 				"resilience.bulkhead.in_use{name=db}":                                        1, // still held
 				"resilience.bulkhead.limit{name=db}":                                         1,
 				"resilience.bulkhead.queued{name=db}":                                        0,
