@@ -77,15 +77,15 @@ const (
 // inside, so that table tests feed it windows directly.
 //
 // The limit follows Envoy's adaptive concurrency: each window,
-// L ← L·g + √(L·g) with g = clamp(tolerance·baseline/recent, 0.5, 2),
-// where recent is the window's mean latency and baseline the no-load
-// latency. Under overload L·g tends to tolerance·capacity in flight, a
+// L ← L·g + √(L·g) with g = clamp(tolerance·baseline/typical, 0.5, 2),
+// where typical is the window's median latency and baseline the no-load
+// median. Under overload L·g tends to tolerance·capacity in flight, a
 // fixpoint that depends on the baseline and not on the limit's history,
 // so the limit cannot creep up (Gradient2's drift).
 //
 // The baseline is only ever measured by a probe: a window in which the
 // limit is halved, which drains the queue the limit allowed, so that its
-// mean latency is the service's own. A minimum kept over loaded windows
+// median latency is the service's own. A minimum kept over loaded windows
 // would rise with that queue (Vegas' drift); one kept over short windows
 // falls with their luck, so that a mix of fast and slow calls reads as
 // queueing. A probe comes every probeEvery while the limit turns calls
@@ -94,8 +94,9 @@ const (
 // window is faster than the baseline allows (at most once every probeGap
 // windows): a service that got slower (a slower database, a cold cache)
 // reads as queueing and pushes the limit down, one that got faster is
-// faster than its baseline, and either way the baseline is what is wrong. A window with drops (calls that timed out or panicked)
-// cuts the limit by a tenth at least, so a stable latency at a timeout
+// faster than its baseline, and either way the baseline is what is wrong.
+// A window with drops (calls that timed out or panicked) cuts the limit
+// by a tenth at least, so a stable latency at a timeout
 // still lowers it; a window in which in-flight never reached half the
 // limit moves it neither way, since the limit did not decide its latency,
 // and one in which the limit turned nobody away (refused none, made none
@@ -109,7 +110,7 @@ type gradient struct {
 	minSamples     int64 // samples a window needs to close
 
 	limit      float64       // the limit outside a probe
-	baseline   time.Duration // no-load mean latency; 0 until the first probe ends
+	baseline   time.Duration // no-load median latency; 0 until the first probe ends
 	recent     time.Duration // the last window's mean latency
 	typical    time.Duration // the last window's median latency
 	probing    bool
@@ -123,9 +124,6 @@ type gradient struct {
 	longest    time.Duration // the longest of a probe's samples so far
 }
 
-// A probe takes as samples the first probeSamples calls it admits, or
-// those it admits in probeWindows windows if fewer; probeGap is how many
-// windows after a probe a moved limit may start the next.
 // minGradient is the most one window may lower the limit by (before the
 // root is added), and 2 the most it may raise it by, as in Envoy.
 const minGradient = 0.5
@@ -136,6 +134,9 @@ const minGradient = 0.5
 // few dozen samples by half.
 const typicalQuantile = 0.5
 
+// A probe takes as samples the first probeSamples calls it admits, or
+// those it admits in probeWindows windows if fewer; probeGap is how many
+// windows after a probe a moved limit may start the next.
 const (
 	probeSamples = 100
 	probeWindows = 5
