@@ -83,6 +83,9 @@ var capacityContenders = []loadContender{oursContender, bulkheadContender("Bulkh
 // TestCapacity runs the capacity scenarios for seed 1 and logs their
 // tables.
 func TestCapacity(t *testing.T) {
+	if raceEnabled {
+		t.Skip("a report of every contender's run: TestCapacityTargets checks ours under the race detector")
+	}
 	for _, sc := range capacityScenarios(1) {
 		unloaded := unloadedOf(t, sc.cfg)
 		var rs []loadResult
