@@ -7,7 +7,7 @@ import (
 )
 
 // TestCapacityTargets pins what the AdaptiveLimiter does in the capacity
-// scenarios (TestCapacity), for seeds 1–10 (1 under the race detector), in
+// scenarios (TestCapacity), for seeds 1–10 (skipped under the race detector: .ci/run runs it without), in
 // every phase but the steps of the gradual slowdown and the spike itself,
 // from 10 s into it (5 s after the spike):
 //

@@ -111,8 +111,8 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 }
 
 // TestAdaptiveTargets pins what the AdaptiveLimiter and the
-// AdaptiveThrottler do in the load scenario (TestLoad), for seeds 1–20 (1–2
-// under the race detector):
+// AdaptiveThrottler do in the load scenario (TestLoad), for seeds 1–20 (skipped
+// under the race detector: .ci/run runs it without):
 //
 //   - at 2× and 3× the capacity, full and halved, a goodput of at least 90%
 //     of the capacity;
