@@ -22,7 +22,7 @@ import (
 //     it could have.
 func TestCapacityTargets(t *testing.T) {
 	if raceEnabled {
-		t.Skip("minutes under the race detector with coverage: .ci/run checks the targets without it")
+		t.Skip("minutes under the race detector and coverage; .ci/run checks the targets without them")
 	}
 	seeds := uint64(10)
 	for seed := uint64(1); seed <= seeds; seed++ {

@@ -135,7 +135,7 @@ func policyIndex(t *testing.T, policies []outagePolicy, name string) int {
 //     client sending what it is offered again within 5 s of the end.
 func TestAdaptiveTargets(t *testing.T) {
 	if raceEnabled {
-		t.Skip("minutes under the race detector with coverage: .ci/run checks the targets without it")
+		t.Skip("minutes under the race detector and coverage; .ci/run checks the targets without them")
 	}
 	seeds := uint64(20)
 	for seed := uint64(1); seed <= seeds; seed++ {
