@@ -57,6 +57,7 @@ type breakerView struct {
 	refusal error       // err, where enter may refuse with it at once
 
 	admits bool // closed, and calls are untimed: enter admits at once
+	lean   bool // admits, and bare: a success only resets failures
 }
 
 // A ticket, the gate's record of an admitted call, holds the generation,
@@ -111,6 +112,7 @@ func (b *Breaker) publish(from BreakerState) {
 		}
 		v.bare = v.ring == nil && b.times == nil && b.cfg.expiry == 0
 		v.admits = !b.timed
+		v.lean = v.admits && v.bare
 		b.closed = v
 	case BreakerOpen:
 		v.err = &BreakerOpenError{until: m.until, isolated: m.isolated, cfg: &b.cfg}

@@ -296,3 +296,48 @@ func TestBreakerQueueDrained(t *testing.T) {
 	assert.Equal(t, b.out.head, len(b.out.queue), "nothing left in the queue")
 	assert.False(t, b.out.delivering)
 }
+
+// TestBreakerLeanView: which closed breakers Guarded admits and settles on
+// its own, with no call of enter or exit: those whose success only ends a
+// run of failures (no window, no failure expiry, no timing of calls).
+// Their calls count as any other's: failures still trip the breaker.
+func TestBreakerLeanView(t *testing.T) {
+	tests := []struct {
+		name string
+		b    *Breaker
+		lean bool
+	}{
+		{"default", NewBreaker(), true},
+		{"count window", NewBreaker(WithBreakerFailureRate(0.5, 10, 100)), false},
+		{"time window", NewBreaker(WithBreakerFailureRateWindow(0.5, 10, time.Minute)), false},
+		{"failure expiry", NewBreaker(WithBreakerFailureExpiry(time.Minute)), false},
+		{"slow calls", NewBreaker(WithBreakerSlowCallThreshold(time.Minute)), false},
+		{"outcomes observed", NewBreaker(WithObserver(&counter{Outcomes: true})), false},
+	}
+	errX := errors.New("x")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.b.view.Load().lean; got != tc.lean {
+				t.Errorf("lean = %v, want %v", got, tc.lean)
+			}
+			if !tc.lean {
+				return
+			}
+			p := Guarded[int](tc.b)
+			for range 4 {
+				_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, errX })
+			}
+			_, _ = p.Execute(context.Background(), okFunc) // ends the run of failures
+			for range 4 {
+				_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, errX })
+			}
+			if tc.b.State() != BreakerClosed {
+				t.Errorf("state %v after two runs of 4 failures, want closed", tc.b.State())
+			}
+			_, _ = p.Execute(context.Background(), func(context.Context) (int, error) { return 0, errX })
+			if tc.b.State() != BreakerOpen {
+				t.Errorf("state %v after a run of 5 failures, want open", tc.b.State())
+			}
+		})
+	}
+}

@@ -70,7 +70,11 @@ type guarded[T any] struct {
 // Execute calls a breaker's gate directly, with no closure or interface
 // call between the caller, the gate and fn: a call through a Guarded
 // breaker alone then costs little more than fn, and a refusal little more
-// than a call that returns an error.
+// than a call that returns an error. The breaker's common cases are
+// written out here, where no call stands between them and fn: an untimed
+// call admitted by a closed breaker, whose success in a closed state that
+// counts nothing else ends any run of failures, and a refusal by an open
+// breaker on the real clock (see Breaker.enter and Breaker.exit).
 func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Guarded: fn is nil")
@@ -79,17 +83,20 @@ func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if b == nil {
 		return p.run(ctx, fn)
 	}
-	ticket, err := b.enter(ctx, true)
-	if err != nil {
-		var zero T
-		return zero, err
+	view := b.view.Load()
+	ticket := view.ticket
+	if !view.admits {
+		if view.refusal != nil && !view.ready.Load() {
+			var zero T
+			return zero, view.refusal
+		}
+		var err error
+		if ticket, err = b.enterOther(ctx); err != nil {
+			var zero T
+			return zero, err
+		}
+		view = nil // exit settles the call
 	}
-	return callBreaker(ctx, b, ticket, fn)
-}
-
-// callBreaker calls fn for a call b admitted with ticket, and tells b how
-// it went.
-func callBreaker[T any](ctx context.Context, b *Breaker, ticket uint64, fn Func[T]) (v T, err error) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -100,8 +107,14 @@ func callBreaker[T any](ctx context.Context, b *Breaker, ticket uint64, fn Func[
 			}
 		}
 	}()
-	v, err = fn(ctx)
+	v, err := fn(ctx)
 	finished = true
+	if err == nil && view != nil && view.lean && b.view.Load() == view {
+		if view.failures.Load() != 0 {
+			view.failures.Store(0)
+		}
+		return v, nil
+	}
 	b.exit(ctx, ticket, err, true)
 	return v, err
 }

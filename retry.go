@@ -32,6 +32,7 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 		cfg.budget = newQuota(defaultQuotaCapacity, defaultQuota, cfg.common)
 	}
 	p := &retry[T]{retryConfig: cfg, direct: callsFn[T]()}
+	p.lean = !cfg.outcomes && cfg.maxElapsed == 0 && cfg.resultPred == nil && (cfg.budget == nil || cfg.budget.perCall == 0)
 	if cfg.resultPred != nil {
 		pred, ok := cfg.resultPred.(func(T) bool)
 		if !ok {

@@ -187,6 +187,15 @@ func WithoutBudget() RetryOption {
 	return retryOptionFunc(func(c *retryConfig) { c.budget, c.budgetSet = nil, true })
 }
 
+// succeededFirst records a success at the first attempt, as succeeded(0)
+// does, on a nil b too: small enough for the compiler to inline into a
+// Retry's lean path.
+func (b *RetryBudget) succeededFirst() {
+	if b != nil && b.perSuccess != 0 && b.balance.Load() < b.capacity {
+		b.deposit(b.perSuccess)
+	}
+}
+
 // called records that a call begins.
 func (b *RetryBudget) called() {
 	if b.perCall != 0 {

@@ -195,3 +195,35 @@ func TestRetryQuietInCompositionReadsNoClock(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryLean: which Retry policies take the lean path for a first
+// attempt that succeeds (a quota's deposit and nothing else), and which
+// need the full one: a budget's deposit per call, a result to judge, the
+// time to read for WithMaxElapsed or for an observer of outcomes.
+func TestRetryLean(t *testing.T) {
+	tests := []struct {
+		name string
+		p    Policy[int]
+		lean bool
+	}{
+		{"default", Retry[int](), true},
+		{"no budget", Retry[int](WithoutBudget()), true},
+		{"a throttle", Retry[int](WithBudget(NewRetryThrottle(10, 1))), true},
+		{"an observer of events", Retry[int](WithObserver(&counter{})), true},
+		{"a budget", Retry[int](WithBudget(NewRetryBudget(1, 0))), false},
+		{"a result predicate", Retry[int](WithRetryIfResult(func(int) bool { return false })), false},
+		{"a time limit", Retry[int](WithMaxElapsed(time.Second)), false},
+		{"an observer of outcomes", Retry[int](WithObserver(&counter{Outcomes: true})), false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.p.(*retry[int]).lean; got != tc.lean {
+				t.Errorf("lean = %v, want %v", got, tc.lean)
+			}
+			v, err := tc.p.Execute(context.Background(), okFunc)
+			if v != 1 || err != nil {
+				t.Errorf("Execute = %v, %v; want 1, nil", v, err)
+			}
+		})
+	}
+}

@@ -14,17 +14,46 @@ type retry[T any] struct {
 	retryResult func(T) bool
 	discard     func(T)
 	direct      chain[T] // fn alone, for Execute
+
+	// lean says that a first attempt that succeeds needs no more than a
+	// quota's deposit: no deposit when the call begins, no result to
+	// judge, no time to read, no outcome to report.
+	lean bool
 }
 
 func (r *retry[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Retry: fn is nil")
 	}
+	if r.lean {
+		v, err := fn(ctx)
+		if err == nil {
+			r.budget.succeededFirst()
+			return v, nil
+		}
+		return r.retryFirst(ctx, r.direct, fn, v, err)
+	}
 	return r.run(ctx, r.direct, fn, r.outcomes)
 }
 
 func (r *retry[T]) link(next chain[T]) chain[T] {
+	if r.lean {
+		return func(ctx context.Context, fn Func[T]) (T, error) {
+			v, err := next(ctx, fn)
+			if err == nil {
+				r.budget.succeededFirst()
+				return v, nil
+			}
+			return r.retryFirst(ctx, next, fn, v, err)
+		}
+	}
 	return func(ctx context.Context, fn Func[T]) (T, error) { return r.run(ctx, next, fn, r.outcomes) }
+}
+
+// retryFirst goes on after a first attempt that failed, for a lean Retry.
+func (r *retry[T]) retryFirst(ctx context.Context, next chain[T], fn Func[T], v T, err error) (T, error) {
+	v, _, err = r.again(ctx, next, fn, time.Time{}, v, err)
+	return v, err
 }
 
 func (r *retry[T]) reportsOutcomes() bool { return r.outcomes }
