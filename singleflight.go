@@ -74,6 +74,7 @@ type flight[K comparable, T any] struct {
 
 	own     *ownRun[K, T] // the run holding this flight, if fn runs in a goroutine of its own
 	done    chan struct{} // closed when fn has returned; made by the first to wait on it
+	leader  *waiter       // an own run's first caller while it waits, told on its own
 	waiters int32         // the callers waiting for the result
 	bubbled bool          // started inside a testing/synctest bubble
 	ended   bool          // fn has returned: v and err are set
@@ -188,7 +189,8 @@ func (s *Singleflight[K, T]) do(ctx context.Context, key K, next chain[T], fn Fu
 		s.mu.Unlock()
 		return s.lead(ctx, f)
 	}
-	r := &ownRun[K, T]{flight: flight[K, T]{key: key, next: next, fn: fn, waiters: 1, bubbled: bubbled, done: make(chan struct{})}, s: s}
+	w := getWaiter(bubbled)
+	r := &ownRun[K, T]{flight: flight[K, T]{key: key, next: next, fn: fn, waiters: 1, bubbled: bubbled, leader: w}, s: s}
 	r.own = r
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	calls[key] = &r.flight
@@ -196,7 +198,45 @@ func (s *Singleflight[K, T]) do(ctx context.Context, key K, next chain[T], fn Fu
 	// The shared call belongs to no caller: it runs with no caller's
 	// profiler labels either.
 	workers.Go(context.Background(), now, r)
-	return s.wait(ctx, leave, &r.flight)
+	return s.waitFirst(ctx, leave, &r.flight, w)
+}
+
+// waiter is what the first caller of a call that runs in a goroutine of
+// its own waits on: a channel that the call's end sends one message on, so
+// that the call makes no channel to close for that caller alone. Outside
+// testing/synctest bubbles waiters are pooled.
+type waiter struct{ ch chan struct{} }
+
+var waiters sync.Pool // of *waiter made outside every bubble
+
+func getWaiter(bubbled bool) *waiter {
+	if !bubbled {
+		if w, _ := waiters.Get().(*waiter); w != nil {
+			return w
+		}
+	}
+	return &waiter{ch: make(chan struct{}, 1)}
+}
+
+// waitFirst waits for the result of f, a call its caller started and that runs
+// in a goroutine of its own, on w, or for ctx to end (leave is its Done);
+// then the caller leaves, and w goes back to the pool.
+func (s *Singleflight[K, T]) waitFirst(ctx context.Context, leave <-chan struct{}, f *flight[K, T], w *waiter) (v T, err error) {
+	select {
+	case <-w.ch:
+		v, err = f.v, f.err
+	case <-leave:
+		if s.leave(f, w) {
+			<-w.ch // the result came as the caller left: its message is on its way
+			v, err = f.v, f.err
+		} else {
+			err = ctx.Err()
+		}
+	}
+	if !f.bubbled {
+		waiters.Put(w)
+	}
+	return v, err
 }
 
 // flights returns the calls in flight that a caller inside a
@@ -239,7 +279,7 @@ func (s *Singleflight[K, T]) wait(ctx context.Context, leave <-chan struct{}, f 
 		return f.v, f.err
 	case <-leave:
 	}
-	if s.leave(f) {
+	if s.leave(f, nil) {
 		return f.v, f.err // it came as the caller left
 	}
 	var zero T
@@ -248,12 +288,17 @@ func (s *Singleflight[K, T]) wait(ctx context.Context, leave <-chan struct{}, f 
 
 // leave takes a caller off f, and reports whether the result has come.
 // The last caller to leave before the result comes cancels fn's context,
-// and lets the next caller for the key start a call of its own.
-func (s *Singleflight[K, T]) leave(f *flight[K, T]) (ended bool) {
+// and lets the next caller for the key start a call of its own. w is the
+// waiter of f's first caller, if it is the one leaving: unless the result
+// has come, and with it a message on w, f then lets go of w.
+func (s *Singleflight[K, T]) leave(f *flight[K, T], w *waiter) (ended bool) {
 	s.mu.Lock()
 	if f.ended {
 		s.mu.Unlock()
 		return true
+	}
+	if w != nil {
+		f.leader = nil
 	}
 	f.waiters--
 	last := f.waiters == 0
@@ -341,8 +386,12 @@ func (s *Singleflight[K, T]) end(f *flight[K, T], v T, err error) (abandoned boo
 	f.v, f.err, f.ended = v, err, true
 	s.unlist(f)
 	abandoned = f.waiters == 0
-	done := f.done
+	done, leader := f.done, f.leader
+	f.leader = nil
 	s.mu.Unlock()
+	if leader != nil {
+		leader.ch <- struct{}{}
+	}
 	if done != nil {
 		close(done)
 	}
