@@ -373,31 +373,12 @@ func BenchmarkTimeout(b *testing.B) {
 			<-tctx.Done()
 		}
 	})
-	// The least any timeout that returns at the deadline costs when it
-	// reuses its goroutines: handing the call to a parked goroutine and
-	// waiting for its answer, two switches of goroutine, with no context
-	// and no timer at all.
-	b.Run("handoff", func(b *testing.B) {
-		calls, answers := make(chan func() (int, error)), make(chan int)
-		go func() {
-			for f := range calls {
-				v, _ := f()
-				answers <- v
-			}
-		}()
-		defer close(calls)
-		b.ReportAllocs()
-		for b.Loop() {
-			calls <- work
-			<-answers
-		}
-	})
-	// The floor of the cooperative mode: the context alone, with the
-	// cause a timeout gives it.
+	// The floors of the two modes: the context alone, with the cause a
+	// timeout gives it (the cooperative mode's), and that context beside a
+	// bare hand-off of the call to a parked goroutine (the default mode's:
+	// the sum of the two columns).
+	b.Run("handoff", handoffFloor)
 	b.Run("context.WithTimeoutCause", func(b *testing.B) { causeFloor(b, ctx, workCtx) })
-	// The floor of the default mode: that context, and the call handed to a
-	// parked goroutine with it.
-	b.Run("context.WithTimeoutCause+handoff", func(b *testing.B) { handoffFloor(b, ctx, workCtx) })
 	b.Run("resilience", func(b *testing.B) {
 		p := resilience.Timeout[int](time.Second)
 		b.ReportAllocs()
@@ -440,37 +421,31 @@ func causeFloor(b *testing.B, parent context.Context, fn func(context.Context) (
 	}
 }
 
-// handoffTask is a call handed to a parked goroutine, with its context and
-// the function that ends the context.
-type handoffTask struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	fn     func(context.Context) (int, error)
-}
-
-// handoffFloor measures the floor of any timeout that returns at the
-// deadline and reuses its goroutines: a context made with
-// context.WithTimeoutCause under parent, fn handed with it to a parked
-// goroutine, which runs fn and then ends the context, and the caller
-// waiting on the context's Done. A timeout must also decide who owns a
-// result when the deadline and fn's return race; the floor leaves that
-// out, as its deadline (a second) never comes.
-func handoffFloor(b *testing.B, parent context.Context, fn func(context.Context) (int, error)) {
-	tasks := make(chan handoffTask)
-	var v int // fn's result, written before its context ends
+// handoffFloor measures the least that any timeout that returns at the
+// deadline and reuses its goroutines adds to its context: handing the call
+// to a bare parked goroutine and waiting for its answer on a channel pair,
+// two switches of goroutine, with no context and no timer. The default
+// mode's floor is this column plus context.WithTimeoutCause's.
+func handoffFloor(b *testing.B) {
+	in := make(chan func() int)
+	out := make(chan int)
+	done := make(chan struct{})
 	go func() {
-		for t := range tasks {
-			v, _ = t.fn(t.ctx)
-			t.cancel()
+		for {
+			select {
+			case f := <-in:
+				out <- f()
+			case <-done:
+				return
+			}
 		}
 	}()
-	defer close(tasks)
+	defer close(done)
+	f := func() int { v, _ := work(); return v }
 	b.ReportAllocs()
 	for b.Loop() {
-		tctx, cancel := context.WithTimeoutCause(parent, time.Second, resilience.ErrTimeout)
-		tasks <- handoffTask{tctx, cancel, fn}
-		<-tctx.Done()
-		_ = v
+		in <- f
+		<-out
 	}
 }
 

@@ -62,8 +62,8 @@ func requestCalls(composed bool) []struct {
 
 // BenchmarkTimeoutChild: a 1s timeout under a request's context around a
 // call that derives a context of its own, beside context.WithTimeout and
-// context.WithTimeoutCause doing the same, and the latter with the call
-// handed to a parked goroutine (the default mode's floor).
+// context.WithTimeoutCause doing the same, and a bare hand-off to a parked
+// goroutine (with the latter, the default mode's floor).
 func BenchmarkTimeoutChild(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -75,8 +75,8 @@ func BenchmarkTimeoutChild(b *testing.B) {
 			cancel()
 		}
 	})
+	b.Run("handoff", handoffFloor)
 	b.Run("context.WithTimeoutCause", func(b *testing.B) { causeFloor(b, ctx, clientCall) })
-	b.Run("context.WithTimeoutCause+handoff", func(b *testing.B) { handoffFloor(b, ctx, clientCall) })
 	for _, c := range requestCalls(false) {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()

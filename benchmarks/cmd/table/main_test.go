@@ -16,7 +16,8 @@ BenchmarkRetrySuccess/resilience-2   	100	 6.0 ns/op	 0 B/op	 0 allocs/op
 BenchmarkRetrySuccess/policy-floor-2 	100	 4.0 ns/op	 0 B/op	 0 allocs/op
 BenchmarkRetrySuccess/failsafe-go-2  	100	 500 ns/op	 416 B/op	 14 allocs/op
 BenchmarkRetrySuccess/go-resiliency-2	100	 5.5 ns/op	 0 B/op	 0 allocs/op
-BenchmarkTimeout/context.WithTimeoutCause+handoff-2	100	 800 ns/op	 384 B/op	 5 allocs/op
+BenchmarkTimeout/handoff-2	100	 350 ns/op	 0 B/op	 0 allocs/op
+BenchmarkTimeout/context.WithTimeoutCause-2	100	 450 ns/op	 272 B/op	 4 allocs/op
 BenchmarkTimeout/resilience-2        	100	 1000 ns/op	 448 B/op	 6 allocs/op
 BenchmarkTimeout/resilience-cooperative-2	100	 420 ns/op	 272 B/op	 4 allocs/op
 BenchmarkObservedRetrySuccess/resilience-2	100	 6.0 ns/op	 0 B/op	 0 allocs/op
@@ -45,8 +46,8 @@ func TestParse(t *testing.T) {
 	if got, want := got.spread(), 2.0/6; got != want {
 		t.Errorf("spread() = %v, want (7 − 5) / 6 = %v", got, want)
 	}
-	if got := rows[1].results[0].lib; got != "context.WithTimeoutCause+handoff" {
-		t.Errorf("parse() Timeout's first column = %q, want context.WithTimeoutCause+handoff", got)
+	if got := rows[1].results[0].lib; got != "handoff" {
+		t.Errorf("parse() Timeout's first column = %q, want handoff", got)
 	}
 }
 
@@ -59,8 +60,8 @@ func TestWrite(t *testing.T) {
 	write(&out, rows, true)
 	for _, want := range []string{
 		"| RetrySuccess | 6.00 | 0 | go-resiliency | 5.50 | 0.92× | ≤ max(go-resiliency, policy-floor + 3 ns), 0 allocs: met |",
-		"| Timeout | 1000 | 6 | – | – | – | default ≤ 1.15× context.WithTimeoutCause+handoff, ahead of go-resiliency: **missed** |",
-		"| Timeout (cooperative) | 420 | 4 | – | – | – | cooperative ≤ 1.15× context.WithTimeoutCause, ahead of failsafe-go: **missed** (no context.WithTimeoutCause column) |",
+		"| Timeout | 1000 | 6 | – | – | – | default ≤ 1.15× (context.WithTimeoutCause + handoff), ahead of go-resiliency: **missed** |",
+		"| Timeout (cooperative) | 420 | 4 | – | – | – | cooperative ≤ 1.15× context.WithTimeoutCause, ahead of failsafe-go: **missed** (no failsafe-go column) |",
 		"| BatchPerItem | 210 | 0 | – | – | – | ≤ 300 ns, ≤ 2 allocs per item: met |",
 		"| ObservedRetrySuccess | 6.00 | 0 | – | – | – |  |",
 		"| ObservedRetrySuccess (counting) | 8.00 | 0 | – | – | – | counting ≤ unobserved + 5 ns, 0 allocs: met |",
@@ -123,7 +124,7 @@ func output(row string, cols []col) string {
 func TestVerdicts(t *testing.T) {
 	const (
 		coop    = "cooperative ≤ 1.15× context.WithTimeoutCause, ahead of failsafe-go"
-		hard    = "default ≤ 1.15× context.WithTimeoutCause+handoff, ahead of go-resiliency"
+		hard    = "default ≤ 1.15× (context.WithTimeoutCause + handoff), ahead of go-resiliency"
 		serial  = "≤ max(go-resiliency, policy-floor + 3 ns), 0 allocs"
 		par     = "≤ max(go-resiliency, policy-floor + 1.5 ns), 0 allocs"
 		refusal = "≤ policy-refusal-floor + 1.5 ns, 0 allocs"
@@ -162,19 +163,40 @@ func TestVerdicts(t *testing.T) {
 			{lib: "failsafe-go", ns: ns(111, 120, 130)},
 		}, []string{coop + ": within noise"}},
 		{"default without a go-resiliency column", "TimeoutChild", "resilience", []col{
-			{lib: "context.WithTimeoutCause+handoff", ns: ns(1000, 1000, 1000)},
+			{lib: "context.WithTimeoutCause", ns: ns(600, 600, 600)},
+			{lib: "handoff", ns: ns(400, 400, 400)},
 			{lib: "resilience", ns: ns(1100, 1140, 1120)},
 			{lib: "resilience-cooperative", ns: ns(500, 500, 500)},
 		}, []string{hard + ": met"}},
+		{"default over 1.15× its floor", "Timeout", "resilience", []col{
+			{lib: "context.WithTimeoutCause", ns: ns(600)},
+			{lib: "handoff", ns: ns(400)},
+			{lib: "resilience", ns: ns(1160)},
+			{lib: "go-resiliency", ns: ns(2000)},
+		}, []string{hard + ": **missed**"}},
 		{"default behind go-resiliency", "Timeout", "resilience", []col{
-			{lib: "context.WithTimeoutCause+handoff", ns: ns(1000)},
+			{lib: "context.WithTimeoutCause", ns: ns(600)},
+			{lib: "handoff", ns: ns(400)},
 			{lib: "resilience", ns: ns(1100)},
 			{lib: "go-resiliency", ns: ns(1050)},
 		}, []string{hard + ": **missed**"}},
 		{"default without its floor", "Timeout", "resilience", []col{
 			{lib: "resilience", ns: ns(1100)},
 			{lib: "go-resiliency", ns: ns(2000)},
-		}, []string{hard + ": **missed** (no context.WithTimeoutCause+handoff column)"}},
+		}, []string{hard + ": **missed** (no context.WithTimeoutCause column)"}},
+		{"default without its hand-off", "Timeout", "resilience", []col{
+			{lib: "context.WithTimeoutCause", ns: ns(600)},
+			{lib: "resilience", ns: ns(1100)},
+			{lib: "go-resiliency", ns: ns(2000)},
+		}, []string{hard + ": **missed** (no handoff column)"}},
+		{"cancellable leader within 2× its floor", "SingleflightLeader", "resilience-cancellable", []col{
+			{lib: "cancellable-floor", ns: ns(600)},
+			{lib: "resilience-cancellable", ns: ns(1100)},
+		}, []string{"cancellable ≤ 2× cancellable-floor: met"}},
+		{"cancellable leader over 2× its floor", "SingleflightLeader", "resilience-cancellable", []col{
+			{lib: "cancellable-floor", ns: ns(600)},
+			{lib: "resilience-cancellable", ns: ns(1300)},
+		}, []string{"cancellable ≤ 2× cancellable-floor: **missed**"}},
 		{"composed default ahead of failsafe-go", "ComposedParallel", "resilience", []col{
 			{lib: "resilience", ns: ns(900, 950, 1000)},
 			{lib: "failsafe-go", ns: ns(1001, 1100, 1200)},

@@ -38,6 +38,8 @@ var targets = map[string][]target{
 		{maxAllocs: -1, bounds: []bound{plusOf("timeout-cooperative", 50)}, lib: "resilience-fixed", text: "fixed delay ≤ cooperative Timeout + 50 ns"},
 	},
 	"FallbackSuccess": {{maxAllocs: 0, bounds: []bound{plusOf("direct", 3)}, text: "≤ the bare call + 3 ns, 0 allocs"}},
+	"SingleflightLeader": {{maxAllocs: -1, lib: "resilience-cancellable", bounds: []bound{timesOf("cancellable-floor", 2)},
+		text: "cancellable ≤ 2× cancellable-floor"}},
 	"ObservedRetrySuccess": {
 		{maxAllocs: 0, bounds: []bound{plusOf("resilience", 5)}, lib: "resilience-counting", text: "counting ≤ unobserved + 5 ns, 0 allocs"},
 		{maxAllocs: 0, bounds: []bound{plusOf("resilience", 5)}, lib: "resilience-slog", text: "slog (disabled) ≤ unobserved + 5 ns, 0 allocs"},
@@ -65,23 +67,28 @@ type target struct {
 	text      string
 }
 
-// bound is the most a column may cost: col's ns × times ÷ speedup + plus,
-// or, with or set, or's ns if that is larger.
+// bound is the most a column may cost: the ns of col and of the columns
+// of with, summed, × times ÷ speedup + plus, or, with or set, or's ns if
+// that is larger.
 type bound struct {
-	col      string  // a column of the row; "": plus alone
-	times    float64 // 0 is 1
-	speedup  float64 // 0 is 1
-	plus     float64 // ns
-	or       string  // a column whose ns is allowed too
-	ahead    bool    // strictly less than the bound: ahead of col
-	optional bool    // a row without col is not judged by this bound
+	col      string   // a column of the row; "": plus alone
+	with     []string // columns whose ns adds to col's
+	times    float64  // 0 is 1
+	speedup  float64  // 0 is 1
+	plus     float64  // ns
+	or       string   // a column whose ns is allowed too
+	ahead    bool     // strictly less than the bound: ahead of col
+	optional bool     // a row without col is not judged by this bound
 }
 
-func atMost(ns float64) bound                 { return bound{plus: ns} }
-func timesOf(col string, k float64) bound     { return bound{col: col, times: k} }
-func plusOf(col string, ns float64) bound     { return bound{col: col, plus: ns} }
-func speedupOver(col string, k float64) bound { return bound{col: col, speedup: k} }
-func aheadOf(col string) bound                { return bound{col: col, ahead: true} }
+func atMost(ns float64) bound             { return bound{plus: ns} }
+func timesOf(col string, k float64) bound { return bound{col: col, times: k} }
+
+// timesSum is "at most k times the sum of the columns' costs".
+func timesSum(k float64, cols ...string) bound { return bound{col: cols[0], with: cols[1:], times: k} }
+func plusOf(col string, ns float64) bound      { return bound{col: col, plus: ns} }
+func speedupOver(col string, k float64) bound  { return bound{col: col, speedup: k} }
+func aheadOf(col string) bound                 { return bound{col: col, ahead: true} }
 
 // floorOrPeer is "at most the peer's cost or the floor's + plus, whichever
 // is larger".
@@ -95,8 +102,8 @@ var (
 	retryOrBreakerParallel = []target{{maxAllocs: 0, bounds: []bound{floorOrPeer("policy-floor", 1.5, "go-resiliency")},
 		text: "≤ max(go-resiliency, policy-floor + 1.5 ns), 0 allocs"}}
 	timeouts = []target{
-		{maxAllocs: -1, bounds: []bound{timesOf("context.WithTimeoutCause+handoff", 1.15), {col: "go-resiliency", ahead: true, optional: true}},
-			text: "default ≤ 1.15× context.WithTimeoutCause+handoff, ahead of go-resiliency"},
+		{maxAllocs: -1, bounds: []bound{timesSum(1.15, "context.WithTimeoutCause", "handoff"), {col: "go-resiliency", ahead: true, optional: true}},
+			text: "default ≤ 1.15× (context.WithTimeoutCause + handoff), ahead of go-resiliency"},
 		{maxAllocs: -1, lib: "resilience-cooperative", bounds: []bound{timesOf("context.WithTimeoutCause", 1.15), aheadOf("failsafe-go")},
 			text: "cooperative ≤ 1.15× context.WithTimeoutCause, ahead of failsafe-go"},
 	}
@@ -151,6 +158,13 @@ func (b bound) limit(rw row, e end) (lim float64, missing string, skip bool) {
 			return 0, b.col, false
 		}
 		v := at(c)
+		for _, w := range b.with {
+			c, ok := find(rw, w)
+			if !ok {
+				return 0, w, false
+			}
+			v += at(c)
+		}
 		if b.times != 0 {
 			v *= b.times
 		}
