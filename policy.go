@@ -71,10 +71,11 @@ type guarded[T any] struct {
 // call between the caller, the gate and fn: a call through a Guarded
 // breaker alone then costs little more than fn, and a refusal little more
 // than a call that returns an error. The breaker's common cases are
-// written out here, where no call stands between them and fn: an untimed
-// call admitted by a closed breaker, whose success in a closed state that
-// counts nothing else ends any run of failures, and a refusal by an open
-// breaker on the real clock (see Breaker.enter and Breaker.exit).
+// written out here and in callBreaker, where no call stands between them
+// and fn: an untimed call admitted by a closed breaker, whose success in a
+// closed state that counts nothing else ends any run of failures, and a
+// refusal by an open breaker on the real clock, which Execute returns
+// before setting up anything for fn (see Breaker.enter and Breaker.exit).
 func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	if fn == nil {
 		panic("resilience: Guarded: fn is nil")
@@ -84,19 +85,24 @@ func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 		return p.run(ctx, fn)
 	}
 	view := b.view.Load()
-	ticket := view.ticket
-	if !view.admits {
-		if view.refusal != nil && !view.ready.Load() {
-			var zero T
-			return zero, view.refusal
-		}
-		var err error
-		if ticket, err = b.enterOther(ctx); err != nil {
-			var zero T
-			return zero, err
-		}
-		view = nil // exit settles the call
+	if view.admits {
+		return callBreaker(ctx, b, view, view.ticket, fn)
 	}
+	var zero T
+	if view.refusal != nil && !view.ready.Load() {
+		return zero, view.refusal
+	}
+	ticket, err := b.enterOther(ctx)
+	if err != nil {
+		return zero, err
+	}
+	return callBreaker(ctx, b, nil, ticket, fn)
+}
+
+// callBreaker calls fn for a call b admitted with ticket, and tells b how
+// it went. admitted is the view that admitted the call at once, if one
+// did: a success it counts nothing but is settled here.
+func callBreaker[T any](ctx context.Context, b *Breaker, admitted *breakerView, ticket uint64, fn Func[T]) (T, error) {
 	finished := false
 	defer func() {
 		if !finished {
@@ -109,9 +115,9 @@ func (p *guarded[T]) Execute(ctx context.Context, fn Func[T]) (T, error) {
 	}()
 	v, err := fn(ctx)
 	finished = true
-	if err == nil && view != nil && view.lean && b.view.Load() == view {
-		if view.failures.Load() != 0 {
-			view.failures.Store(0)
+	if err == nil && admitted != nil && admitted.lean && b.view.Load() == admitted {
+		if admitted.failures.Load() != 0 {
+			admitted.failures.Store(0)
 		}
 		return v, nil
 	}
