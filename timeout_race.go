@@ -104,8 +104,11 @@ func (t *timeout[T]) race(ctx context.Context, next chain[T], fn Func[T], report
 		return t.abandoned(ctx, tctx, cancel, start, report)
 	}
 	// fn returned before its context ended, and its outcome was written
-	// before the state changed.
-	cancel()
+	// before the state changed. A caller that waited for fn's context to
+	// end has nothing left to end.
+	if alarmed {
+		cancel()
+	}
 	return t.collect(ctx, c, start, report)
 }
 
