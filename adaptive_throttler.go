@@ -51,7 +51,7 @@ func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 		checkOption("NewAdaptiveThrottler", o)
 		o.applyAdaptiveThrottler(&cfg)
 	}
-	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.rand}, common: cfg.common}
+	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.common.rand}, common: cfg.common}
 	t.width = max(t.width, 1)
 	t.origin = t.now()
 	t.partEnd.Store(int64(t.width))
@@ -69,7 +69,6 @@ type throttlerConfig struct {
 	maxRatio float64
 	window   time.Duration
 	accepted func(error) bool
-	rand     Rand
 	common
 }
 
@@ -117,17 +116,6 @@ func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
 		panic("resilience: WithThrottleAcceptedIf: predicate is nil")
 	}
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.accepted = f })
-}
-
-// WithThrottleRand makes the throttle draw from r, so that tests see the
-// same refusals on every run. r must be safe for concurrent use if the
-// throttle is shared (a *rand.Rand of math/rand/v2 is not). By default it
-// draws from math/rand/v2's top-level functions. It panics if r is nil.
-func WithThrottleRand(r Rand) AdaptiveThrottlerOption {
-	if isNil(r) {
-		panic("resilience: WithThrottleRand: rand is " + nilName(r))
-	}
-	return throttlerOptionFunc(func(c *throttlerConfig) { c.rand = r })
 }
 
 // refusals are the errors the default predicate takes for the service's

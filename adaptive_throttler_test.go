@@ -40,7 +40,7 @@ func TestAdaptiveThrottlerRatio(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(tc.k), resilience.WithThrottleRand(neverRand{}),
+			opts := []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(tc.k), resilience.WithRand(neverRand{}),
 				resilience.WithClock(newManualClock()), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil })}
 			if tc.maxRatio > 0 {
 				opts = append(opts, resilience.WithThrottleMaxRatio(tc.maxRatio))
@@ -69,7 +69,7 @@ func TestAdaptiveThrottlerBrownout(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
 			clk := newManualClock()
-			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(rand.New(rand.NewPCG(seed, 2))))
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithRand(rand.New(rand.NewPCG(seed, 2))))
 			// run sends a call every millisecond for d; the service
 			// accepts one every every-th millisecond at most.
 			run := func(d time.Duration, every int) (sent, accepted, throttled int) {
@@ -130,7 +130,7 @@ func TestAdaptiveThrottlerOutcomes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(neverRand{}), resilience.WithClock(newManualClock()))
+			th := resilience.NewAdaptiveThrottler(resilience.WithRand(neverRand{}), resilience.WithClock(newManualClock()))
 			for range 20 {
 				ctx, cancel := context.WithCancel(context.Background())
 				done, err := th.Enter(ctx)
@@ -177,7 +177,7 @@ func TestAdaptiveThrottlerCancelled(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(neverRand{}), resilience.WithClock(newManualClock()))
+			th := resilience.NewAdaptiveThrottler(resilience.WithRand(neverRand{}), resilience.WithClock(newManualClock()))
 			for range 20 {
 				done, err := th.Enter(context.Background())
 				require.NoError(t, err)
@@ -206,7 +206,7 @@ func limiterRefusal(t *testing.T) error {
 // TestAdaptiveThrottlerWindow: counts drop out of the window part by part.
 func TestAdaptiveThrottlerWindow(t *testing.T) {
 	clk := newManualClock()
-	th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+	th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithRand(neverRand{}))
 	for range 20 {
 		done, err := th.Enter(context.Background())
 		require.NoError(t, err)
@@ -259,7 +259,7 @@ func TestAdaptiveThrottlerWindowEdges(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newManualClock()
-			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithRand(neverRand{}))
 			start := clk.Now()
 			calls := func(n, accepted int) {
 				for i := range n {
@@ -309,7 +309,7 @@ func TestAdaptiveThrottlerRetryAfter(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.at.String(), func(t *testing.T) {
 			clk := newManualClock()
-			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(alwaysRand{}))
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithRand(alwaysRand{}))
 			for range 19 {
 				done, err := th.Enter(context.Background())
 				require.NoError(t, err)
@@ -344,7 +344,7 @@ func TestAdaptiveThrottlerBusyWindowSlides(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newManualClock()
-			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(alwaysRand{}))
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithRand(alwaysRand{}))
 			for i := range 100_000 { // 100 calls a microsecond, all refused by the service
 				if i%100 == 0 {
 					clk.Add(time.Microsecond)
@@ -382,7 +382,7 @@ func TestAdaptiveThrottlerOptionBounds(t *testing.T) {
 			clk := newManualClock()
 			var th *resilience.AdaptiveThrottler
 			require.NotPanics(t, func() {
-				th = resilience.NewAdaptiveThrottler(append(tc.opts, resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))...)
+				th = resilience.NewAdaptiveThrottler(append(tc.opts, resilience.WithClock(clk), resilience.WithRand(neverRand{}))...)
 			})
 			for range 20 {
 				done, err := th.Enter(context.Background())
@@ -404,7 +404,7 @@ func (halfRand) Uint64() uint64 { return 1 << 63 }
 // [0, 1), falls below the ratio, so with probability the ratio: a draw
 // equal to it lets the call through.
 func TestAdaptiveThrottlerDraw(t *testing.T) {
-	th := resilience.NewAdaptiveThrottler(resilience.WithClock(newManualClock()), resilience.WithThrottleRand(halfRand{}),
+	th := resilience.NewAdaptiveThrottler(resilience.WithClock(newManualClock()), resilience.WithRand(halfRand{}),
 		resilience.WithThrottleK(1), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
 	for i := range 20 {
 		done, err := th.Enter(context.Background())
@@ -447,7 +447,7 @@ func TestAdaptiveThrottlerClockReads(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newManualClock()
-			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithThrottleRand(neverRand{}))
+			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), resilience.WithRand(neverRand{}))
 			call := func() {
 				done, err := th.Enter(context.Background())
 				require.NoError(t, err)
@@ -484,8 +484,8 @@ func TestAdaptiveThrottlerBadOptions(t *testing.T) {
 		{"max ratio above 1", func() { resilience.WithThrottleMaxRatio(1.5) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got 1.5"},
 		{"max ratio NaN", func() { resilience.WithThrottleMaxRatio(nan()) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got NaN"},
 		{"predicate nil", func() { resilience.WithThrottleAcceptedIf(nil) }, "resilience: WithThrottleAcceptedIf: predicate is nil"},
-		{"rand nil", func() { resilience.WithThrottleRand(nil) }, "resilience: WithThrottleRand: rand is nil"},
-		{"rand typed nil", func() { resilience.WithThrottleRand((*rand.Rand)(nil)) }, "resilience: WithThrottleRand: rand is a nil *rand.Rand"},
+		{"rand nil", func() { resilience.WithRand(nil) }, "resilience: WithRand: rand is nil"},
+		{"rand typed nil", func() { resilience.WithRand((*rand.Rand)(nil)) }, "resilience: WithRand: rand is a nil *rand.Rand"},
 		{"nil option", func() { resilience.NewAdaptiveThrottler(nil) }, "resilience: NewAdaptiveThrottler: option is nil"},
 	}
 	for _, tc := range tests {

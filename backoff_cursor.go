@@ -30,6 +30,9 @@ func NewCursor(b Backoff, opts ...CursorOption) *Cursor {
 		checkOption("NewCursor", o)
 		o.applyCursor(c)
 	}
+	if c.rand != nil {
+		c.b = withRandOf(c.b, c.rand)
+	}
 	return c
 }
 

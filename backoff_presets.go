@@ -106,9 +106,11 @@ func (e *ethernet) Delay(n int, _ time.Duration) (time.Duration, bool) {
 
 func (e ethernet) withRand(r Rand) Backoff { e.src = source{r}; return &e }
 
-// GRPC is gRPC's connection backoff: 1s, then ×1.6 per retry up to 120s,
-// each wait then jittered by ±20%.
-func GRPC() Backoff {
+// GRPCConnect is gRPC's backoff between attempts to connect (its
+// connection-backoff document): 1s, then ×1.6 per retry up to 120s, each
+// wait then jittered by ±20%. It is not the backoff of gRPC's retry policy,
+// which resiliencegrpc.DefaultBackoff gives.
+func GRPCConnect() Backoff {
 	return SymmetricJitter(Cap(Exponential(time.Second, 1.6), 120*time.Second), 0.2)
 }
 

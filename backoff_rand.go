@@ -1,41 +1,62 @@
 package resilience
 
 import (
-	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"sync"
 	"time"
 )
 
-// Rand is a source of randomness, such as a *rand.Rand of math/rand/v2,
-// for the jitter of a backoff ([UseRand]), the draws of an
-// [AdaptiveThrottler] ([WithThrottleRand]) and those of a chaos policy
-// ([WithChaosRand]). By default they draw from math/rand/v2's top-level
-// functions, which are safe for concurrent use.
+// Rand is a source of randomness, such as a *rand.Rand of math/rand/v2 with
+// a fixed seed, so that a test sees the same draws on every run: the jitter
+// of a backoff, a throttle's refusals, a chaos policy's picks, a breaker's
+// spread of its retry hints. Components take one with [WithRand], a
+// [Backoff] used on its own with [UseRand]. By default they draw from
+// math/rand/v2's top-level functions.
 //
-// A Rand must be safe for concurrent use when two goroutines may draw
-// from it at once. A backoff and a throttle draw in the goroutine of each
-// call, so a shared one draws from several at once; a chaos policy draws
-// under a lock of its own, one call at a time. A *rand.Rand, which is not
-// safe for concurrent use, thus suits one chaos policy, or a backoff or a
-// throttle that one goroutine uses.
+// The package draws from a Rand one number at a time, under a lock that
+// comes with the WithRand option or the UseRand copy, so a Rand need not be
+// safe for concurrent use (a *rand.Rand is not), unless something else
+// draws from it too: then it must be.
 type Rand interface {
 	// Uint64 returns a uniform 64-bit number.
 	Uint64() uint64
 }
 
 // UseRand returns a copy of b whose jittered layers made by this package
-// draw from r, so that tests see the same waits on every run. It panics if
-// b or r is nil.
+// draw from r (see [Rand]), for a backoff used on its own; a policy or
+// [Cursor] takes [WithRand] instead. It panics if b or r is nil.
 func UseRand(b Backoff, r Rand) Backoff {
 	checkBackoff("UseRand", b)
-	if r == nil {
-		panic("resilience: UseRand: rand is nil")
-	}
 	if isNil(r) {
-		panic(fmt.Sprintf("resilience: UseRand: rand is a nil %T", r))
+		panic("resilience: UseRand: rand is " + nilName(r))
 	}
-	return withRandOf(b, r)
+	return withRandOf(b, &lockedRand{r: r})
+}
+
+// WithRand makes a component draw its random numbers from r (see [Rand]):
+// a [Retry]'s or [Cursor]'s backoff jitter, a [Breaker]'s spread of its
+// retry hints, an [AdaptiveThrottler]'s refusals, a chaos policy's picks.
+// Components given the same WithRand option draw one at a time from r. By
+// default they draw from math/rand/v2. It panics if r is nil.
+func WithRand(r Rand) Option {
+	if isNil(r) {
+		panic("resilience: WithRand: rand is " + nilName(r))
+	}
+	lr := &lockedRand{r: r}
+	return Option{set: func(c *common) { c.rand = lr }}
+}
+
+// lockedRand draws from r one number at a time.
+type lockedRand struct {
+	mu sync.Mutex
+	r  Rand
+}
+
+func (l *lockedRand) Uint64() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.r.Uint64()
 }
 
 // randomized is implemented by the package's backoffs that draw random

@@ -105,8 +105,8 @@ func TestBackoffRandomBounds(t *testing.T) {
 		{"celery full jitter whole seconds [0, 8s]", resilience.Celery(s, time.Minute, true), 4, 0, 8 * s, 4 * s, true},
 		{"ethernet after 3 collisions: 0..7 slots", resilience.Ethernet(s), 3, 0, 7 * s, 3500 * ms, true},
 		{"ethernet truncated at 10 collisions", resilience.Ethernet(ms), 14, 0, 1023 * ms, 511500 * time.Microsecond, true},
-		{"grpc retry 3: 2.56s ± 20%", resilience.GRPC(), 3, 2048 * ms, 3072 * ms, 2560 * ms, true},
-		{"grpc capped at 120s ± 20%", resilience.GRPC(), 40, 96 * s, 144 * s, 120 * s, true},
+		{"grpc retry 3: 2.56s ± 20%", resilience.GRPCConnect(), 3, 2048 * ms, 3072 * ms, 2560 * ms, true},
+		{"grpc capped at 120s ± 20%", resilience.GRPCConnect(), 40, 96 * s, 144 * s, 120 * s, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -592,7 +592,7 @@ func backoffs() []struct {
 		{"Jpillora", resilience.Jpillora(0, 0, 0, true)},
 		{"Celery", resilience.Celery(time.Second, time.Minute, true)},
 		{"Ethernet", resilience.Ethernet(51200 * time.Nanosecond)},
-		{"GRPC", resilience.GRPC()},
+		{"GRPC", resilience.GRPCConnect()},
 	}
 }
 

@@ -18,7 +18,6 @@ type batchConfig struct {
 	maxWait       time.Duration
 	maxConcurrent int
 	maxQueued     int // -1: MaxConcurrent
-	timeout       time.Duration
 	prefilter     any // func(In) error, checked by the constructor
 	policy        any // Policy[[]Out], checked by the constructor
 	common
@@ -69,14 +68,6 @@ func WithBatchMaxQueued(n int) BatchOption {
 		panic(fmt.Sprintf("resilience: WithBatchMaxQueued: queue must not be negative, got %d", n))
 	}
 	return batchOptionFunc(func(c *batchConfig) { c.maxQueued = n })
-}
-
-// WithBatchTimeout bounds each batch call: its context ends after d, with
-// [ErrTimeout] as its cause. The default, 0, is no bound beyond the
-// policy's. It panics if d is negative.
-func WithBatchTimeout(d time.Duration) BatchOption {
-	checkDuration("WithBatchTimeout", "timeout", d)
-	return batchOptionFunc(func(c *batchConfig) { c.timeout = d })
 }
 
 // WithBatchPrefilter rejects items before they join a batch: when f returns

@@ -126,18 +126,13 @@ func (b *Batcher[In, Out]) answer(p *batch[In, Out], outs []Out, itemErrs ItemEr
 	}
 }
 
-// call runs fn for items under the policy and the batch timeout. It
+// call runs fn for items under the policy, if any. It
 // returns the results, the items' own errors, and the batch's error: a
 // panic in fn becomes a *PanicError. reuse is false when a call of fn may
 // still run with items (a Timeout in the policy gave up on it), so that
 // the batch is not reused under it.
 func (b *Batcher[In, Out]) call(items []In) (outs []Out, itemErrs ItemErrors, err error, reuse bool) {
 	ctx := b.ctx
-	if b.cfg.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = b.cfg.withTimeout(ctx, b.cfg.timeout, ErrTimeout)
-		defer cancel()
-	}
 	if b.policy == nil {
 		defer func() {
 			if r := recover(); r != nil {

@@ -298,7 +298,8 @@ func TestBatcherBatchContextIsNotACallers(t *testing.T) {
 			batchErr = ctx.Err()
 			_, deadline = ctx.Deadline()
 			return items, nil
-		}, resilience.WithBatchMaxSize(2), resilience.WithBatchMaxWait(time.Hour), resilience.WithBatchTimeout(time.Minute))
+		}, resilience.WithBatchMaxSize(2), resilience.WithBatchMaxWait(time.Hour),
+			resilience.WithBatchPolicy(resilience.Timeout[[]int](time.Minute, resilience.WithTimeoutCooperative())))
 		ctx, cancel := context.WithCancel(context.Background())
 		first := make(chan error, 1)
 		go func() {
@@ -318,7 +319,7 @@ func TestBatcherBatchContextIsNotACallers(t *testing.T) {
 		assert.Equal(t, 2, <-second, "the second caller is not hurt")
 		require.NoError(t, b.Close(context.Background()))
 		assert.NoError(t, batchErr, "the batch ctx did not end with the first caller's")
-		assert.True(t, deadline, "WithBatchTimeout sets a deadline on the batch")
+		assert.True(t, deadline, "a Timeout in WithBatchPolicy sets a deadline on the batch")
 	})
 }
 
@@ -594,10 +595,6 @@ func TestBatchAndBulkheadBadInput(t *testing.T) {
 		{"WithBatchMaxQueued 0: no queue", batcher(resilience.WithBatchMaxQueued(0)), ""},
 		{"WithBatchMaxQueued negative", func() { resilience.WithBatchMaxQueued(-1) }, "resilience: WithBatchMaxQueued: queue must not be negative, got -1"},
 		{"WithBatchMaxQueued huge", batcher(resilience.WithBatchMaxQueued(math.MaxInt)), ""},
-		{"WithBatchTimeout 0: no bound", batcher(resilience.WithBatchTimeout(0)), ""},
-		{"WithBatchTimeout negative", func() { resilience.WithBatchTimeout(math.MinInt64) }, "resilience: WithBatchTimeout: timeout must not be negative, got -2562047h47m16.854775808s"},
-		{"WithBatchTimeout huge", batcher(resilience.WithBatchTimeout(math.MaxInt64)), ""},
-		{"WithBatchTimeout huge, mock clock", batcher(resilience.WithBatchTimeout(math.MaxInt64), resilience.WithClock(clock.NewMock())), ""},
 		{"WithBatchPrefilter nil", func() { resilience.WithBatchPrefilter[int](nil) }, "resilience: WithBatchPrefilter: filter is nil"},
 		{"WithBatchPrefilter wrong type", batcher(resilience.WithBatchPrefilter(func(string) error { return nil })),
 			"resilience: NewBatcher: WithBatchPrefilter: filter is a func(string) error, but a Batcher[int, int] takes a func(int) error"},

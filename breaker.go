@@ -79,6 +79,9 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 		o.applyBreaker(&cfg)
 	}
 	cfg.check()
+	if cfg.common.rand != nil {
+		cfg.rand = source{cfg.common.rand}
+	}
 	b := &Breaker{cfg: cfg, timed: cfg.slow > 0 || cfg.outcomes, base: cfg.now()}
 	if cfg.windowSpan > 0 {
 		b.times = window.NewTime(cfg.windowSpan)

@@ -3,8 +3,6 @@ package resilience
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -72,12 +70,11 @@ type chaosConfig struct {
 	common
 	rate    float64
 	every   uint64
-	rnd     Rand
 	enabled func(context.Context) bool
 
 	// The options that chose the trigger, as the user wrote them, for a
 	// panic that names two that conflict.
-	rateOpt, everyOpt, randOpt string
+	rateOpt, everyOpt string
 }
 
 type chaosOptionFunc func(*chaosConfig)
@@ -101,25 +98,13 @@ func WithChaosRate(rate float64) ChaosOption {
 // WithChaosEvery makes a chaos policy inject into every nth enabled call,
 // in the order the calls reach it, instead of drawing: a deterministic
 // trigger for tests. It panics if n < 1; the constructor panics if
-// [WithChaosRate] or [WithChaosRand] is given too.
+// [WithChaosRate] or [WithRand] is given too.
 func WithChaosEvery(n int) ChaosOption {
 	if n < 1 {
 		panic(fmt.Sprintf("resilience: WithChaosEvery: n must be at least 1, got %d", n))
 	}
 	name := fmt.Sprintf("WithChaosEvery(%d)", n)
 	return chaosOptionFunc(func(c *chaosConfig) { c.every, c.everyOpt = uint64(n), name })
-}
-
-// WithChaosRand makes a chaos policy draw from r, so that a test sees the
-// same injections on every run. The policy draws under a lock of its own,
-// one call at a time, so r need not be safe for concurrent use if nothing
-// else draws from it (see [Rand]). By default draws come from math/rand/v2's
-// top-level functions. It panics if r is nil.
-func WithChaosRand(r Rand) ChaosOption {
-	if isNil(r) {
-		panic("resilience: WithChaosRand: rand is " + nilName(r))
-	}
-	return chaosOptionFunc(func(c *chaosConfig) { c.rnd, c.randOpt = r, "WithChaosRand" })
 }
 
 // WithChaosEnabled makes a chaos policy inject only into calls whose
@@ -144,8 +129,6 @@ type chaosTrigger struct {
 	every     uint64                     // WithChaosEvery's n, or 0
 	count     atomic.Uint64              // the enabled calls so far, for every
 
-	mu  sync.Mutex // one draw at a time from rnd
-	rnd Rand       // nil: math/rand/v2
 }
 
 // configure reads the options given to the constructor fn.
@@ -156,13 +139,17 @@ func (t *chaosTrigger) configure(fn, component string, opts []ChaosOption) {
 		o.applyChaos(&cfg)
 	}
 	if cfg.everyOpt != "" {
-		for _, other := range []string{cfg.rateOpt, cfg.randOpt} {
+		randOpt := ""
+		if cfg.common.rand != nil {
+			randOpt = "WithRand"
+		}
+		for _, other := range []string{cfg.rateOpt, randOpt} {
 			if other != "" {
 				panic(fmt.Sprintf("resilience: %s: %s and %s both decide which calls to inject into; give one", fn, cfg.everyOpt, other))
 			}
 		}
 	}
-	t.common, t.component, t.enabled, t.rnd = cfg.common, component, cfg.enabled, cfg.rnd
+	t.common, t.component, t.enabled = cfg.common, component, cfg.enabled
 	t.every = cfg.every
 	switch {
 	case t.every > 0:
@@ -191,13 +178,7 @@ func (t *chaosTrigger) pick() bool {
 	if t.every > 0 {
 		return t.count.Add(1)%t.every == 0
 	}
-	if t.rnd == nil {
-		return rand.Uint64() < t.threshold
-	}
-	t.mu.Lock()
-	u := t.rnd.Uint64()
-	t.mu.Unlock()
-	return u < t.threshold
+	return source{t.rand}.uint64() < t.threshold
 }
 
 // report tells the observer, if any, of an injection.

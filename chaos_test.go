@@ -84,7 +84,7 @@ func onlyOn(ctx context.Context) bool { return ctx.Value(tenantKey{}) != "off" }
 
 // seededPattern is the calls among the first n that a rate draws from
 // math/rand/v2's PCG seeded with (1, 2) inject into, skipping the draws
-// of calls in off: what WithChaosRand promises, written from its doc.
+// of calls in off: what WithRand promises, written from its doc.
 func seededPattern(rate float64, n int, off []int) []int {
 	r := rand.New(rand.NewPCG(1, 2))
 	var want []int
@@ -103,7 +103,7 @@ func seededPattern(rate float64, n int, off []int) []int {
 // every trigger, through Execute and in a Compose.
 func TestChaosTriggers(t *testing.T) {
 	off := []int{2, 5, 6}
-	seeded := func() resilience.ChaosOption { return resilience.WithChaosRand(rand.New(rand.NewPCG(1, 2))) }
+	seeded := func() resilience.ChaosOption { return resilience.WithRand(rand.New(rand.NewPCG(1, 2))) }
 	triggers := []struct {
 		name string
 		opts func() []resilience.ChaosOption
@@ -128,10 +128,10 @@ func TestChaosTriggers(t *testing.T) {
 			return []resilience.ChaosOption{resilience.WithChaosRate(0.3), seeded(), resilience.WithChaosEnabled(onlyOn)}
 		}, off, seededPattern(0.3, 10, off)},
 		{"rate 0.5, draws of 2^63: none below it", func() []resilience.ChaosOption {
-			return []resilience.ChaosOption{resilience.WithChaosRate(0.5), resilience.WithChaosRand(randSeq{1 << 63})}
+			return []resilience.ChaosOption{resilience.WithChaosRate(0.5), resilience.WithRand(randSeq{1 << 63})}
 		}, nil, nil},
 		{"rate 0.5, draws of 2^63-1: all below it", func() []resilience.ChaosOption {
-			return []resilience.ChaosOption{resilience.WithChaosRate(0.5), resilience.WithChaosRand(randSeq{1<<63 - 1})}
+			return []resilience.ChaosOption{resilience.WithChaosRate(0.5), resilience.WithRand(randSeq{1<<63 - 1})}
 		}, nil, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
 		{"rate 0.7 seeded", func() []resilience.ChaosOption {
 			return []resilience.ChaosOption{seeded(), resilience.WithChaosRate(0.7)}
@@ -162,7 +162,7 @@ func TestChaosTriggers(t *testing.T) {
 // TestChaosRateShare: a rate is the share of calls injected into.
 func TestChaosRateShare(t *testing.T) {
 	for _, rate := range []float64{0.001, 0.2, 0.5, 0.999} {
-		p := resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(rate), resilience.WithChaosRand(rand.New(rand.NewPCG(3, 4))))
+		p := resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(rate), resilience.WithRand(rand.New(rand.NewPCG(3, 4))))
 		const n = 100_000
 		faults := 0
 		for range n {
@@ -302,8 +302,8 @@ func TestChaosBadOptions(t *testing.T) {
 		{"negative rate", func() { resilience.WithChaosRate(-0.1) }, "resilience: WithChaosRate: rate must be in [0, 1], got -0.1"},
 		{"NaN rate", func() { resilience.WithChaosRate(nan()) }, "resilience: WithChaosRate: rate must be in [0, 1], got NaN"},
 		{"every 0", func() { resilience.WithChaosEvery(0) }, "resilience: WithChaosEvery: n must be at least 1, got 0"},
-		{"nil rand", func() { resilience.WithChaosRand(nil) }, "resilience: WithChaosRand: rand is nil"},
-		{"typed nil rand", func() { resilience.WithChaosRand((*rand.Rand)(nil)) }, "resilience: WithChaosRand: rand is a nil *rand.Rand"},
+		{"nil rand", func() { resilience.WithRand(nil) }, "resilience: WithRand: rand is nil"},
+		{"typed nil rand", func() { resilience.WithRand((*rand.Rand)(nil)) }, "resilience: WithRand: rand is a nil *rand.Rand"},
 		{"nil predicate", func() { resilience.WithChaosEnabled(nil) }, "resilience: WithChaosEnabled: predicate is nil"},
 		{"negative latency", func() { resilience.ChaosLatency[int](-time.Millisecond) }, "resilience: ChaosLatency: latency must not be negative, got -1ms"},
 		{"nil fault", func() { resilience.ChaosFault[int](nil) }, "resilience: ChaosFault: error is nil"},
@@ -312,8 +312,8 @@ func TestChaosBadOptions(t *testing.T) {
 			resilience.ChaosFault[int](errInjected, resilience.WithChaosEvery(2), resilience.WithChaosRate(0.5))
 		}, "resilience: ChaosFault: WithChaosEvery(2) and WithChaosRate(0.5) both decide which calls to inject into; give one"},
 		{"every and rand", func() {
-			resilience.ChaosOutcome(1, resilience.WithChaosRand(seeded), resilience.WithChaosEvery(3))
-		}, "resilience: ChaosOutcome: WithChaosEvery(3) and WithChaosRand both decide which calls to inject into; give one"},
+			resilience.ChaosOutcome(1, resilience.WithRand(seeded), resilience.WithChaosEvery(3))
+		}, "resilience: ChaosOutcome: WithChaosEvery(3) and WithRand both decide which calls to inject into; give one"},
 		{"nil option", func() { resilience.ChaosLatency[int](time.Second, nil) }, "resilience: ChaosLatency: option is nil"},
 		{"zero option", func() { resilience.ChaosBehavior[int](func(context.Context) {}, resilience.Option{}) },
 			"resilience: ChaosBehavior: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
@@ -416,7 +416,7 @@ func TestChaosBehaviorPanics(t *testing.T) {
 // TestChaosConcurrentRand: a source that is not safe for concurrent use
 // is drawn from one call at a time (the race detector checks).
 func TestChaosConcurrentRand(t *testing.T) {
-	p := resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(0.5), resilience.WithChaosRand(rand.New(rand.NewPCG(5, 6))))
+	p := resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(0.5), resilience.WithRand(rand.New(rand.NewPCG(5, 6))))
 	var faults atomic.Int32
 	done := make(chan struct{})
 	for range 4 {
@@ -471,7 +471,7 @@ func BenchmarkChaos(b *testing.B) {
 		{"latency-predicate-off-composed", resilience.Compose(resilience.ChaosLatency[int](time.Second, no))},
 		{"fault-injected", resilience.ChaosFault[int](errInjected)},
 		{"fault-rate-0.2", resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(0.2))},
-		{"fault-rate-0.2-seeded", resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(0.2), resilience.WithChaosRand(rand.New(rand.NewPCG(1, 2))))},
+		{"fault-rate-0.2-seeded", resilience.ChaosFault[int](errInjected, resilience.WithChaosRate(0.2), resilience.WithRand(rand.New(rand.NewPCG(1, 2))))},
 		{"fault-every-5th", resilience.ChaosFault[int](errInjected, resilience.WithChaosEvery(5))},
 	}
 	for _, r := range rows {
@@ -604,11 +604,11 @@ func runProof(su proofSetup) proofFigures {
 	}
 	if su.faults > 0 {
 		layers = append(layers, resilience.ChaosFault[int](errUnavailable, observe,
-			resilience.WithChaosRate(su.faults), resilience.WithChaosRand(rand.New(rand.NewPCG(1, 2)))))
+			resilience.WithChaosRate(su.faults), resilience.WithRand(rand.New(rand.NewPCG(1, 2)))))
 	}
 	if su.delays > 0 {
 		layers = append(layers, resilience.ChaosLatency[int](proofLatency, observe,
-			resilience.WithChaosRate(su.delays), resilience.WithChaosRand(rand.New(rand.NewPCG(3, 4)))))
+			resilience.WithChaosRate(su.delays), resilience.WithRand(rand.New(rand.NewPCG(3, 4)))))
 	}
 	p := resilience.Compose(layers...)
 

@@ -34,6 +34,7 @@ type common struct {
 	observer Observer
 	name     string
 	outcomes bool // the observer asked for an event per call (see OutcomeObserver)
+	rand     Rand // from WithRand, drawn from one call at a time; nil: math/rand/v2
 }
 
 // WithClock makes a policy, guard or batcher use c for every reading of the

@@ -43,7 +43,7 @@ func TestDurationOptionsSaturate(t *testing.T) {
 		{"WithThrottleWindow: counts of a century ago still count", func(t *testing.T, d time.Duration) {
 			clk := newManualClock()
 			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleWindow(d), resilience.WithClock(clk),
-				resilience.WithThrottleRand(neverRand{}), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+				resilience.WithRand(neverRand{}), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
 			for range 50 {
 				done, err := th.Enter(ctx)
 				require.NoError(t, err)
@@ -81,7 +81,7 @@ func TestDurationOptionsSaturate(t *testing.T) {
 			wg.Wait()
 			require.NoError(t, b.Close(gctx))
 		}},
-		{"WithBatchTimeout: the batch call's deadline is that far", func(t *testing.T, d time.Duration) {
+		{"WithBatchPolicy(Timeout): the batch call's deadline is that far", func(t *testing.T, d time.Duration) {
 			clk := newManualClock()
 			var left time.Duration
 			b := resilience.NewBatcher(func(bctx context.Context, in []int) ([]int, error) {
@@ -89,7 +89,8 @@ func TestDurationOptionsSaturate(t *testing.T) {
 				require.True(t, ok)
 				left = dl.Sub(clk.Now())
 				return in, nil
-			}, resilience.WithBatchMaxSize(1), resilience.WithBatchTimeout(d), resilience.WithClock(clk))
+			}, resilience.WithBatchMaxSize(1), resilience.WithClock(clk),
+				resilience.WithBatchPolicy(resilience.Timeout[[]int](d, resilience.WithTimeoutCooperative(), resilience.WithClock(clk))))
 			v, err := b.Do(ctx, 7)
 			require.NoError(t, err)
 			assert.Equal(t, 7, v)

@@ -49,7 +49,7 @@ func (r *everyOther) Uint64() uint64 { r.n++; return -(r.n & 1) }
 func ExampleNewAdaptiveThrottler() {
 	// The service refuses everything: after 20 requests the throttle
 	// refuses locally with probability (requests − 2·accepts)/(requests + 1).
-	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(&everyOther{}))
+	throttle := resilience.NewAdaptiveThrottler(resilience.WithRand(&everyOther{}))
 	refused := 0
 	for range 100 {
 		done, err := throttle.Enter(context.Background())

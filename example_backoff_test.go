@@ -140,8 +140,8 @@ func ExampleEthernet() {
 	// Output: true
 }
 
-func ExampleGRPC() {
-	d, _ := resilience.GRPC().Delay(1, 0) // 1s ± 20%
+func ExampleGRPCConnect() {
+	d, _ := resilience.GRPCConnect().Delay(1, 0) // 1s ± 20%
 	fmt.Println(d >= 800*time.Millisecond && d <= 1200*time.Millisecond)
 	// Output: true
 }

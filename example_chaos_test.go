@@ -62,7 +62,7 @@ func ExampleChaosOutcome() {
 	p := resilience.ChaosOutcome(emptyPage,
 		resilience.WithChaosEnabled(func(ctx context.Context) bool { return ctx.Value(tenantCtxKey{}) == "canary" }),
 		resilience.WithChaosRate(0.5),
-		resilience.WithChaosRand(rand.New(rand.NewPCG(4, 5))),
+		resilience.WithRand(rand.New(rand.NewPCG(4, 5))),
 	)
 	search := func(context.Context) ([]string, error) { return []string{"a", "b"}, nil }
 	for _, tenant := range []string{"canary", "canary", "canary", "acme", "canary", "acme"} {

@@ -113,10 +113,10 @@ func TestREADMERetry(t *testing.T) {
 		ctx, api, id := context.Background(), &readmeAPI{}, 42
 
 		users := resilience.Retry[User](
-			resilience.WithAttempts(5),                // at most 5 attempts in all
-			resilience.WithMaxElapsed(time.Minute),    // no wait that would end past a minute
-			resilience.WithAbortOn(ErrNotFound),       // never retried
-			resilience.WithBackoff(resilience.GRPC()), // 1s, ×1.6 a retry up to 2m, each ±20%
+			resilience.WithAttempts(5),                       // at most 5 attempts in all
+			resilience.WithMaxElapsed(time.Minute),           // no wait that would end past a minute
+			resilience.WithAbortOn(ErrNotFound),              // never retried
+			resilience.WithBackoff(resilience.GRPCConnect()), // 1s, ×1.6 a retry up to 2m, each ±20%
 		)
 		u, err := resilience.Do(ctx, users, func(ctx context.Context) (User, error) {
 			return api.User(ctx, id)

@@ -59,7 +59,7 @@ func sheddingCases() []sheddingCase {
 		}, 0, "shedding", resilience.HealthWarning, true},
 		{"adaptive throttler", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
 			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), obs[0], obs[1],
-				resilience.WithThrottleRand(refuseAlways{}), resilience.WithThrottleWindow(time.Second))
+				resilience.WithRand(refuseAlways{}), resilience.WithThrottleWindow(time.Second))
 			add(th)
 			for i := 0; ; i++ { // every call refused by the service, until the throttle refuses one
 				done, err := th.Enter(ctx)

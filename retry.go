@@ -28,6 +28,9 @@ func Retry[T any](opts ...RetryOption) Policy[T] {
 	if cfg.backoff == nil {
 		cfg.backoff = defaultRetryBackoff()
 	}
+	if cfg.rand != nil {
+		cfg.backoff = withRandOf(cfg.backoff, cfg.rand)
+	}
 	if !cfg.budgetSet {
 		cfg.budget = newQuota(defaultQuotaCapacity, defaultQuota, cfg.common)
 	}

@@ -58,7 +58,7 @@ func TestClientAdaptiveThrottler(t *testing.T) {
 			srv := &cycling{codes: tc.codes}
 			th := resilience.NewAdaptiveThrottler(
 				resilience.WithThrottleAcceptedIf(resiliencegrpc.Accepted),
-				resilience.WithThrottleRand(rand.New(rand.NewPCG(1, 2))),
+				resilience.WithRand(rand.New(rand.NewPCG(1, 2))),
 				resilience.WithClock(clock.NewMock())) // the window never slides
 			cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
 				resiliencegrpc.WithClock(newRecordingClock()), // retries at once

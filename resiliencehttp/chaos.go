@@ -19,7 +19,7 @@ import (
 // [ChaosDrop] or [ChaosTruncate]; to inject several, wrap one transport or
 // handler in another. Which requests it is injected into is decided per
 // request by the core package's chaos options, as for its Chaos policies:
-// resilience.WithChaosRate, WithChaosEvery, WithChaosRand, and
+// resilience.WithChaosRate, WithChaosEvery, WithRand, and
 // WithChaosEnabled, whose predicate receives the request's context. The
 // zero Chaos is no fault: the functions that take one panic on it.
 type Chaos struct {

@@ -586,7 +586,7 @@ func TestChaosSeeded(t *testing.T) {
 	fake := &fakeTransport{resp: &http.Response{StatusCode: 200, Body: http.NoBody}}
 	pattern := func() string {
 		rt := resiliencehttp.NewChaosTransport(fake, resiliencehttp.ChaosStatus(503, ""),
-			resilience.WithChaosRate(0.2), resilience.WithChaosRand(rand.New(rand.NewPCG(1, 2))))
+			resilience.WithChaosRate(0.2), resilience.WithRand(rand.New(rand.NewPCG(1, 2))))
 		var b strings.Builder
 		for range 200 {
 			resp, err := get(t, rt, "http://example.com/")

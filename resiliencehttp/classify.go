@@ -106,7 +106,7 @@ func validFieldValue(v string) bool {
 	return true
 }
 
-// Retryable is the [Transport]'s default for [WithRetryIf]: it reports
+// Retryable is the [Transport]'s default for [WithRetryable]: it reports
 // whether an attempt that ended with resp or err is worth repeating. It is
 // asked only about requests that are safe to repeat (see [Idempotent]) and
 // that net/http's Transport sends at all (one it refuses, such as an

@@ -22,7 +22,7 @@
 // ([Idempotent], net/http's rule: GET, HEAD, OPTIONS, TRACE, PUT, DELETE,
 // or an Idempotency-Key header), never a bare POST unless [WithIdempotent]
 // says so; and only outcomes worth repeating ([Retryable]: transport errors
-// that can heal, and 408, 429, 502, 503, 504), unless [WithRetryIf] says
+// that can heal, and 408, 429, 502, 503, 504), unless [WithRetryable] says
 // otherwise. A request net/http refuses to send (an unsupported URL scheme,
 // an invalid header field) is sent once. A Retry-After header, in seconds or as an HTTP-date, is the
 // retry's hint: the retry waits that long instead of its backoff, cut to

@@ -92,8 +92,8 @@ func WithAttemptTimeout(d time.Duration) TransportOption {
 // resilience.Retry's defaults: 3 attempts in all, full-jitter exponential
 // waits from 100ms capped at 10s, Retry-After hints honoured up to 10s.
 // resilience.WithAttempts(1) turns retries off. Which outcomes are retried
-// is [WithRetryIf]'s business, which requests [WithIdempotent]'s; a
-// classifier given here sees only the errors WithRetryIf retries. It panics
+// is [WithRetryable]'s business, which requests [WithIdempotent]'s; a
+// classifier given here sees only the errors WithRetryable retries. It panics
 // if an option is nil.
 func WithRetry(opts ...resilience.RetryOption) TransportOption {
 	for i, o := range opts {
@@ -105,16 +105,16 @@ func WithRetry(opts ...resilience.RetryOption) TransportOption {
 	return func(c *config) { c.retryOpts = append(c.retryOpts, opts...) }
 }
 
-// WithRetryIf decides which outcomes of an attempt are retried: f receives
+// WithRetryable decides which outcomes of an attempt are retried: f receives
 // the response (err nil) or the error (resp nil) and returns true to try
 // again. It is asked only about requests that [WithIdempotent] calls safe
 // to repeat and that net/http sends at all (see [Retryable]), and never
 // about a resilience.AdaptiveThrottler's refusal (resilience.ErrThrottled),
 // which is not retried whatever f would say. The default is [Retryable].
 // It panics if f is nil.
-func WithRetryIf(f func(resp *http.Response, err error) bool) TransportOption {
+func WithRetryable(f func(resp *http.Response, err error) bool) TransportOption {
 	if f == nil {
-		panic("resiliencehttp: WithRetryIf: predicate is nil")
+		panic("resiliencehttp: WithRetryable: predicate is nil")
 	}
 	return func(c *config) { c.retryIf = f }
 }

@@ -39,7 +39,7 @@ func TestTransportAdaptiveThrottler(t *testing.T) {
 			srv := newServer(t, statuses(tc.codes...))
 			th := resilience.NewAdaptiveThrottler(
 				resilience.WithThrottleAcceptedIf(resiliencehttp.Accepted),
-				resilience.WithThrottleRand(rand.New(rand.NewPCG(1, 2))),
+				resilience.WithRand(rand.New(rand.NewPCG(1, 2))),
 				resilience.WithClock(clock.NewMock())) // the window never slides
 			tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithGuards(th), noWait)
 			const calls = 200
@@ -70,7 +70,7 @@ func TestTransportAdaptiveThrottler(t *testing.T) {
 }
 
 // TestTransportThrottleRefusalFinal: an AdaptiveThrottler's refusal is
-// never retried, whatever WithRetryIf, or a predicate given to WithRetry,
+// never retried, whatever WithRetryable, or a predicate given to WithRetry,
 // says: one GET through a throttle that refuses is refused once, and
 // reaches no server.
 func TestTransportThrottleRefusalFinal(t *testing.T) {
@@ -80,16 +80,16 @@ func TestTransportThrottleRefusalFinal(t *testing.T) {
 		opts []resiliencehttp.TransportOption
 	}{
 		{"Retryable, the default", nil},
-		{"any error or 5xx", []resiliencehttp.TransportOption{resiliencehttp.WithRetryIf(anyErrorOr5xx)}},
-		{"everything", []resiliencehttp.TransportOption{resiliencehttp.WithRetryIf(func(*http.Response, error) bool { return true })}},
+		{"any error or 5xx", []resiliencehttp.TransportOption{resiliencehttp.WithRetryable(anyErrorOr5xx)}},
+		{"everything", []resiliencehttp.TransportOption{resiliencehttp.WithRetryable(func(*http.Response, error) bool { return true })}},
 		{"any error or 5xx, and the retry's own predicate everything", []resiliencehttp.TransportOption{
-			resiliencehttp.WithRetryIf(anyErrorOr5xx), resiliencehttp.WithRetry(resilience.WithRetryIf(func(error) bool { return true }))}},
+			resiliencehttp.WithRetryable(anyErrorOr5xx), resiliencehttp.WithRetry(resilience.WithRetryIf(func(error) bool { return true }))}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, statuses(200))
 			log := &recorder{}
-			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleRand(drawsZero{}),
+			th := resilience.NewAdaptiveThrottler(resilience.WithRand(drawsZero{}),
 				resilience.WithClock(clock.NewMock()), resilience.WithObserver(log)) // the window never slides
 			// Twenty calls the service refused: from then on the throttle
 			// refuses every call, as its draws are below any ratio.

@@ -15,7 +15,7 @@ import (
 // per-attempt timeout, in that order from the outside in.
 //
 // It retries only requests that are safe to repeat ([WithIdempotent]) and
-// outcomes worth repeating ([WithRetryIf]), honours Retry-After as the
+// outcomes worth repeating ([WithRetryable]), honours Retry-After as the
 // retry's hint, replays request bodies, and drains and closes every
 // response it does not return, so connections are reused. The response it
 // returns stays readable after RoundTrip returns: the deadlines and the

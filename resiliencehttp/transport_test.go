@@ -43,7 +43,7 @@ func TestTransportStatuses(t *testing.T) {
 		{"five attempts", []int{503, 503, 503, 503, 200}, []resiliencehttp.TransportOption{
 			resiliencehttp.WithRetry(resilience.WithAttempts(5))}, 200, 5},
 		{"a predicate that retries 500", []int{500, 200}, []resiliencehttp.TransportOption{
-			resiliencehttp.WithRetryIf(func(resp *http.Response, err error) bool {
+			resiliencehttp.WithRetryable(func(resp *http.Response, err error) bool {
 				return resiliencehttp.Retryable(resp, err) || resp != nil && resp.StatusCode == 500
 			})}, 200, 2},
 	}

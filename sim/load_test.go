@@ -590,7 +590,7 @@ func runThrottle(cfg throttleConfig) []throttleBucket {
 	throttles := make([]*resilience.AdaptiveThrottler, cfg.clients)
 	for i := range throttles {
 		opts := append([]resilience.AdaptiveThrottlerOption{resilience.WithClock(clk),
-			resilience.WithThrottleRand(newRand(cfg.seed, 9, uint64(i)))}, cfg.opts...)
+			resilience.WithRand(newRand(cfg.seed, 9, uint64(i)))}, cfg.opts...)
 		throttles[i] = resilience.NewAdaptiveThrottler(opts...)
 	}
 	const bucket = 100 * time.Millisecond

@@ -5,7 +5,7 @@
 // Each call of Client.Do runs one request through a resiliencehttp.Transport
 // made for it: the Transport makes the attempts, waits between them and
 // replays the body; the Client's CheckRetry decides which outcomes are
-// retried (resiliencehttp.WithRetryIf), its Backoff how long to wait, and
+// retried (resiliencehttp.WithRetryable), its Backoff how long to wait, and
 // its hooks see every attempt.
 package retryablehttp
 

@@ -128,7 +128,7 @@ func (c *Client) httpClient(k *call) *http.Client {
 	t := resiliencehttp.NewTransport(k,
 		resiliencehttp.WithTimeout(0), resiliencehttp.WithAttemptTimeout(0),
 		resiliencehttp.WithIdempotent(func(*http.Request) bool { return true }),
-		resiliencehttp.WithRetryIf(k.check),
+		resiliencehttp.WithRetryable(k.check),
 		resiliencehttp.WithRetry(resilience.WithAttempts(max(c.RetryMax, 0)+1), resilience.WithBackoff(wait),
 			resilience.WithoutBudget(), resilience.WithMaxRetryAfter(time.Duration(1<<62))))
 	hc := &http.Client{Transport: t}
