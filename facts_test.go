@@ -120,6 +120,7 @@ func TestOptionAccepted(t *testing.T) {
 		"KeyedRateLimitOption": reflect.TypeFor[resilience.KeyedRateLimitOption](),
 		"BatchOption":          reflect.TypeFor[resilience.BatchOption](),
 		"RetryBudgetOption":    reflect.TypeFor[resilience.RetryBudgetOption](),
+		"RetryQuotaOption":     reflect.TypeFor[resilience.RetryQuotaOption](),
 		"CursorOption":         reflect.TypeFor[resilience.CursorOption](),
 		"RepeatOption":         reflect.TypeFor[resilience.RepeatOption](),
 

@@ -75,8 +75,10 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 		panic(fmt.Sprintf("resilience: %s: minPerSecond must not be negative, got %d", fn, minPerSecond))
 	}
 	cfg := budgetConfig{capacity: 100}
-	cfg.apply(fn, opts)
-	cfg.noQuota(fn, "a budget")
+	for _, o := range opts {
+		checkOption(fn, o)
+		o.applyBudget(&cfg)
+	}
 	b := &RetryBudget{
 		perCall:  budgetUnits(ratio),
 		perRetry: budgetUnit,
@@ -95,7 +97,7 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 // success (up to tokens); it allows a retry while more than tokens/2
 // remain. It panics if tokens is not in [3, 1000000000], if ratio is not in
 // [0.000001, 1000], or if an option is invalid.
-func NewRetryThrottle(tokens int, ratio float64, opts ...RetryBudgetOption) *RetryBudget {
+func NewRetryThrottle(tokens int, ratio float64, opts ...Option) *RetryBudget {
 	const fn = "NewRetryThrottle"
 	if tokens < 3 || tokens > maxBudgetSize {
 		panic(fmt.Sprintf("resilience: %s: tokens must be in [3, %d] (fewer never allow a retry), got %d", fn, maxBudgetSize, tokens))
@@ -103,13 +105,12 @@ func NewRetryThrottle(tokens int, ratio float64, opts ...RetryBudgetOption) *Ret
 	if !(ratio >= minBudgetRatio && ratio <= maxBudgetRatio) {
 		panic(fmt.Sprintf("resilience: %s: ratio must be in [%v, %v], got %v", fn, minBudgetRatio, maxBudgetRatio, ratio))
 	}
-	var cfg budgetConfig
-	cfg.apply(fn, opts)
-	if cfg.capacitySet {
-		panic("resilience: NewRetryThrottle: WithBudgetCapacity does not apply to a throttle: tokens is its capacity")
+	var c common
+	for _, o := range opts {
+		checkOption(fn, o)
+		o.set(&c)
 	}
-	cfg.noQuota(fn, "a throttle")
-	return newThrottle(tokens, ratio, cfg.common)
+	return newThrottle(tokens, ratio, c)
 }
 
 func newThrottle(tokens int, ratio float64, c common) *RetryBudget {
@@ -129,25 +130,15 @@ func newThrottle(tokens int, ratio float64, c common) *RetryBudget {
 // budgetUnits converts a ratio of retries to the balance's units.
 func budgetUnits(ratio float64) int64 { return int64(math.Round(ratio * budgetUnit)) }
 
-// RetryBudgetOption configures [NewRetryQuota], [NewRetryThrottle] and
-// [NewRetryBudget]; an [Option] is one too. A constructor panics if given
-// an option of another form.
+// RetryBudgetOption configures [NewRetryBudget]: [WithBudgetCapacity], or
+// an [Option].
 type RetryBudgetOption interface {
 	applyBudget(*budgetConfig)
 }
 
 type budgetConfig struct {
-	capacity    int
-	capacitySet bool
-	quota       quotaParams
+	capacity int
 	common
-}
-
-func (c *budgetConfig) apply(fn string, opts []RetryBudgetOption) {
-	for _, o := range opts {
-		checkOption(fn, o)
-		o.applyBudget(c)
-	}
 }
 
 type budgetOptionFunc func(*budgetConfig)
@@ -163,7 +154,7 @@ func WithBudgetCapacity(n int) RetryBudgetOption {
 	if n < 0 || n > maxBudgetSize {
 		panic(fmt.Sprintf("resilience: WithBudgetCapacity: capacity must be in [0, %d], got %d", maxBudgetSize, n))
 	}
-	return budgetOptionFunc(func(c *budgetConfig) { c.capacity, c.capacitySet = n, true })
+	return budgetOptionFunc(func(c *budgetConfig) { c.capacity = n })
 }
 
 // WithBudget makes retries draw on b, shared with other policies, instead

@@ -13,22 +13,22 @@ import (
 // its caller left during the wait, what it took. It panics if capacity is not in
 // [1, 1000000000], if a cost is more than capacity, or if an option is
 // invalid.
-func NewRetryQuota(capacity int, opts ...RetryBudgetOption) *RetryBudget {
+func NewRetryQuota(capacity int, opts ...RetryQuotaOption) *RetryBudget {
 	const fn = "NewRetryQuota"
 	if capacity < 1 || capacity > maxBudgetSize {
 		panic(fmt.Sprintf("resilience: %s: capacity must be in [1, %d], got %d", fn, maxBudgetSize, capacity))
 	}
-	cfg := budgetConfig{quota: defaultQuota}
-	cfg.apply(fn, opts)
-	if cfg.capacitySet {
-		panic("resilience: NewRetryQuota: WithBudgetCapacity does not apply to a quota: capacity is its argument")
+	cfg := quotaConfig{quotaParams: defaultQuota}
+	for _, o := range opts {
+		checkOption(fn, o)
+		o.applyQuota(&cfg)
 	}
-	if q := cfg.quota; q.cost > float64(capacity) {
+	if q := cfg.quotaParams; q.cost > float64(capacity) {
 		panic(fmt.Sprintf("resilience: %s: a retry's cost, %v (WithQuotaCost), is more than the capacity, %d: no retry would ever be made", fn, q.cost, capacity))
 	} else if q.timeoutCost > float64(capacity) {
 		panic(fmt.Sprintf("resilience: %s: a retry's cost after a timeout, %v (WithQuotaTimeoutCost), is more than the capacity, %d: no retry after a timeout would ever be made", fn, q.timeoutCost, capacity))
 	}
-	return newQuota(capacity, cfg.quota, cfg.common)
+	return newQuota(capacity, cfg.quotaParams, cfg.common)
 }
 
 func newQuota(capacity int, q quotaParams, c common) *RetryBudget {
@@ -48,8 +48,24 @@ func newQuota(capacity int, q quotaParams, c common) *RetryBudget {
 // quotaParams are a quota's costs and increment, in tokens.
 type quotaParams struct {
 	cost, timeoutCost, increment float64
-	set                          bool // an option of the quota's was given
 }
+
+// RetryQuotaOption configures [NewRetryQuota]: [WithQuotaCost],
+// [WithQuotaTimeoutCost], [WithQuotaIncrement], or an [Option].
+type RetryQuotaOption interface {
+	applyQuota(*quotaConfig)
+}
+
+type quotaConfig struct {
+	quotaParams
+	common
+}
+
+type quotaOptionFunc func(*quotaConfig)
+
+func (f quotaOptionFunc) applyQuota(c *quotaConfig) { f(c) }
+
+func (o Option) applyQuota(c *quotaConfig) { o.set(&c.common) }
 
 // defaultQuota are the AWS SDKs' costs and increment, which a Retry's own
 // quota keeps too. A quota follows the share of calls that fail: at a
@@ -79,38 +95,30 @@ const (
 // WithQuotaCost sets what a retry takes from a [NewRetryQuota] after an
 // attempt that did not time out: 5 tokens by default. It panics unless
 // 0.000001 <= n <= 1000000000.
-func WithQuotaCost(n float64) RetryBudgetOption {
+func WithQuotaCost(n float64) RetryQuotaOption {
 	checkQuotaTokens("WithQuotaCost", "cost", n)
-	return budgetOptionFunc(func(c *budgetConfig) { c.quota.cost, c.quota.set = n, true })
+	return quotaOptionFunc(func(c *quotaConfig) { c.cost = n })
 }
 
 // WithQuotaTimeoutCost sets what a retry takes from a [NewRetryQuota] after
 // an attempt whose error matches context.DeadlineExceeded: 10 tokens by
 // default. It panics unless 0.000001 <= n <= 1000000000.
-func WithQuotaTimeoutCost(n float64) RetryBudgetOption {
+func WithQuotaTimeoutCost(n float64) RetryQuotaOption {
 	checkQuotaTokens("WithQuotaTimeoutCost", "cost", n)
-	return budgetOptionFunc(func(c *budgetConfig) { c.quota.timeoutCost, c.quota.set = n, true })
+	return quotaOptionFunc(func(c *quotaConfig) { c.timeoutCost = n })
 }
 
 // WithQuotaIncrement sets what a call that succeeds at its first attempt
 // gives back to a [NewRetryQuota]: 1 token by default. It panics unless
 // 0.000001 <= n <= 1000000000.
-func WithQuotaIncrement(n float64) RetryBudgetOption {
+func WithQuotaIncrement(n float64) RetryQuotaOption {
 	checkQuotaTokens("WithQuotaIncrement", "increment", n)
-	return budgetOptionFunc(func(c *budgetConfig) { c.quota.increment, c.quota.set = n, true })
+	return quotaOptionFunc(func(c *quotaConfig) { c.increment = n })
 }
 
 func checkQuotaTokens(fn, what string, n float64) {
 	if !(n >= minQuotaTokens && n <= maxQuotaTokens) {
 		panic(fmt.Sprintf("resilience: %s: %s must be in [%v, %d] tokens, got %v", fn, what, minQuotaTokens, maxQuotaTokens, n))
-	}
-}
-
-// noQuota panics if an option of a quota's was given to fn, which makes
-// what.
-func (c *budgetConfig) noQuota(fn, what string) {
-	if c.quota.set {
-		panic("resilience: " + fn + ": WithQuotaCost, WithQuotaTimeoutCost and WithQuotaIncrement apply only to NewRetryQuota, not to " + what)
 	}
 }
 

@@ -205,7 +205,7 @@ func newClient(opts []ClientOption) *client {
 		cfg.backoff = DefaultBackoff()
 	}
 	c := &client{cfg: cfg}
-	var common []resilience.RetryBudgetOption // the observer, name and clock of the retries
+	var common []resilience.RetryQuotaOption // the observer, name and clock of the retries
 	var timeoutOpts []resilience.TimeoutOption
 	if cfg.clock != nil {
 		common = append(common, resilience.WithClock(cfg.clock))
