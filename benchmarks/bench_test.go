@@ -379,6 +379,7 @@ func BenchmarkTimeout(b *testing.B) {
 	// the sum of the two columns).
 	b.Run("handoff", handoffFloor)
 	b.Run("context.WithTimeoutCause", func(b *testing.B) { causeFloor(b, ctx, workCtx) })
+	b.Run("context.WithTimeoutCause+handoff", func(b *testing.B) { causeHandoffFloor(b, ctx) })
 	b.Run("resilience", func(b *testing.B) {
 		p := resilience.Timeout[int](time.Second)
 		b.ReportAllocs()
@@ -446,6 +447,38 @@ func handoffFloor(b *testing.B) {
 	for b.Loop() {
 		in <- f
 		<-out
+	}
+}
+
+// causeHandoffFloor measures the two floors of the default mode in one
+// call, as the mode makes them: the context made with
+// context.WithTimeoutCause under parent, handed with the call to a bare
+// parked goroutine, which calls fn with it and answers on a channel, and
+// the context ended. It costs more than the sum of the two columns
+// measured apart: the goroutine that wakes touches the context the caller
+// has just made, and the caller the timer the context set.
+func causeHandoffFloor(b *testing.B, parent context.Context) {
+	in := make(chan context.Context)
+	out := make(chan int)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case c := <-in:
+				v, _ := workCtx(c)
+				out <- v
+			case <-done:
+				return
+			}
+		}
+	}()
+	defer close(done)
+	b.ReportAllocs()
+	for b.Loop() {
+		tctx, cancel := context.WithTimeoutCause(parent, time.Second, resilience.ErrTimeout)
+		in <- tctx
+		<-out
+		cancel()
 	}
 }
 

@@ -146,7 +146,7 @@ func ours(lib string) bool { return strings.HasPrefix(lib, "resilience") }
 // floors and yardsticks the targets compare ours with.
 var baselines = map[string]bool{"direct": true, "channel": true, "context.WithTimeout": true, "context.WithTimeout+goroutine": true, "net-http": true,
 	"clock-read": true, "clock+CAS": true, "handoff": true, "timeout-cooperative": true,
-	"context.WithTimeoutCause": true, "policy-floor": true, "policy-refusal-floor": true, "cancellable-floor": true}
+	"context.WithTimeoutCause": true, "context.WithTimeoutCause+handoff": true, "policy-floor": true, "policy-refusal-floor": true, "cancellable-floor": true}
 
 // count formats a whole count, such as allocations or bytes.
 func count(v float64) string {
