@@ -581,7 +581,7 @@ func TestBatchAndBulkheadBadInput(t *testing.T) {
 		// NewBatcher and its options.
 		{"NewBatcher nil fn", func() { resilience.NewBatcher[int, int](nil) }, "resilience: NewBatcher: fn is nil"},
 		{"NewBatcher nil option", batcher(nilBatchOption), "resilience: NewBatcher: option is nil"},
-		{"NewBatcher zero Option", batcher(resilience.Option{}), "resilience: NewBatcher: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+		{"NewBatcher zero Option", batcher(resilience.Option{}), "resilience: NewBatcher: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 		{"WithBatchMaxSize 0", func() { resilience.WithBatchMaxSize(0) }, "resilience: WithBatchMaxSize: size must be at least 1, got 0"},
 		{"WithBatchMaxSize negative", func() { resilience.WithBatchMaxSize(math.MinInt) }, "resilience: WithBatchMaxSize: size must be at least 1, got -9223372036854775808"},
 		{"WithBatchMaxSize huge", batcher(resilience.WithBatchMaxSize(math.MaxInt), resilience.WithBatchMaxWait(0)), ""},
@@ -616,7 +616,7 @@ func TestBatchAndBulkheadBadInput(t *testing.T) {
 		// NewLoader: the same options, named for the loader.
 		{"NewLoader nil fetch", func() { resilience.NewLoader[int, int](nil) }, "resilience: NewLoader: fetch is nil"},
 		{"NewLoader nil option", loader(nilBatchOption), "resilience: NewLoader: option is nil"},
-		{"NewLoader zero Option", loader(resilience.Option{}), "resilience: NewLoader: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+		{"NewLoader zero Option", loader(resilience.Option{}), "resilience: NewLoader: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 		{"NewLoader MaxQueued 0", loader(resilience.WithBatchMaxQueued(0)), ""},
 		{"NewLoader prefilter of the wrong type", loader(resilience.WithBatchPrefilter(func(string) error { return nil })),
 			"resilience: NewLoader: WithBatchPrefilter: filter is a func(string) error, but a Loader[int, int] takes a func(int) error"},
@@ -634,7 +634,7 @@ func TestBatchAndBulkheadBadInput(t *testing.T) {
 		{"NewBulkhead huge", func() { resilience.NewBulkhead(math.MaxInt32 + 1) }, "resilience: NewBulkhead: limit must be between 1 and 2147483647, got 2147483648"},
 		{"NewBulkhead largest", bulkhead(math.MaxInt32), ""},
 		{"NewBulkhead nil option", bulkhead(1, nilBulkheadOption), "resilience: NewBulkhead: option is nil"},
-		{"NewBulkhead zero Option", bulkhead(1, resilience.Option{}), "resilience: NewBulkhead: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+		{"NewBulkhead zero Option", bulkhead(1, resilience.Option{}), "resilience: NewBulkhead: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 		{"WithBulkheadWait 0: no wait", bulkhead(1, resilience.WithBulkheadWait(0)), ""},
 		{"WithBulkheadWait negative", func() { resilience.WithBulkheadWait(-time.Second) }, "resilience: WithBulkheadWait: wait must not be negative, got -1s"},
 		{"WithBulkheadWait huge", bulkhead(1, resilience.WithBulkheadWait(math.MaxInt64)), ""},

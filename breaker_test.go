@@ -477,7 +477,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"observer typed nil", func() resilience.BreakerOption { return resilience.WithObserver(resilience.ObserverFunc(nil)) }, "resilience: WithObserver: observer is a nil resilience.ObserverFunc"},
 		{"name empty: no name", func() resilience.BreakerOption { return resilience.WithName("") }, ""},
 		{"option nil", func() resilience.BreakerOption { return nil }, "resilience: NewBreaker: option is nil"},
-		{"the zero Option", func() resilience.BreakerOption { return resilience.Option{} }, "resilience: NewBreaker: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+		{"the zero Option", func() resilience.BreakerOption { return resilience.Option{} }, "resilience: NewBreaker: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

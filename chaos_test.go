@@ -316,7 +316,7 @@ func TestChaosBadOptions(t *testing.T) {
 		}, "resilience: ChaosOutcome: WithChaosEvery(3) and WithRand both decide which calls to inject into; give one"},
 		{"nil option", func() { resilience.ChaosLatency[int](time.Second, nil) }, "resilience: ChaosLatency: option is nil"},
 		{"zero option", func() { resilience.ChaosBehavior[int](func(context.Context) {}, resilience.Option{}) },
-			"resilience: ChaosBehavior: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+			"resilience: ChaosBehavior: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

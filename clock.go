@@ -21,9 +21,9 @@ type Clock interface {
 	WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc)
 }
 
-// Option is [WithClock], [WithObserver] or [WithName]: an option that the
-// constructors of every policy, guard, batcher and retry budget accept, and
-// [NewCursor] and [Repeat] too. [NewRegistry] accepts [WithClock] alone;
+// Option is [WithClock], [WithObserver], [WithName] or [WithRand]: an
+// option that the constructors of every policy, guard (a [Keyed] one too),
+// batcher and retry budget accept, and [NewCursor] and [Repeat] too. [NewRegistry] accepts [WithClock] alone;
 // [NewSlogObserver] accepts none: an observer is not itself observed.
 type Option struct{ set func(*common) }
 

@@ -129,6 +129,7 @@ func TestOptionAccepted(t *testing.T) {
 		"ChaosOption":             reflect.TypeFor[resilience.ChaosOption](),
 		"SingleflightOption":      reflect.TypeFor[resilience.SingleflightOption](),
 		"RegistryOption":          reflect.TypeFor[resilience.RegistryOption](),
+		"KeyedOption":             reflect.TypeFor[resilience.KeyedOption](),
 	}
 	refuses := map[string]reflect.Type{
 		"SlogOption": reflect.TypeFor[resilience.SlogOption](),

@@ -10,6 +10,6 @@ func checkOption(fn string, o any) {
 		panic("resilience: " + fn + ": option is " + nilName(o))
 	}
 	if o, ok := o.(Option); ok && o.set == nil {
-		panic("resilience: " + fn + ": option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)")
+		panic("resilience: " + fn + ": option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)")
 	}
 }

@@ -53,7 +53,7 @@ func TestConstructorsRefuseBadOptions(t *testing.T) {
 	for _, c := range ctors {
 		t.Run(c.name+"/zero Option", func(t *testing.T) {
 			assert.PanicsWithValue(t,
-				"resilience: "+c.name+": option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)",
+				"resilience: "+c.name+": option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)",
 				func() { c.build(resilience.Option{}) })
 		})
 		t.Run(c.name+"/nil option", func(t *testing.T) {

@@ -61,6 +61,16 @@ type ticketGate interface {
 	reportsOutcomes() bool
 }
 
+// gateOf returns g as a ticketGate, if it is one that may be called so: a
+// Keyed is one only when every guard it hands calls to is.
+func gateOf(g Guard) (ticketGate, bool) {
+	tg, ok := g.(ticketGate)
+	if m, isMaybe := g.(interface{ gatedOK() bool }); ok && isMaybe && !m.gatedOK() {
+		return nil, false
+	}
+	return tg, ok
+}
+
 type guarded[T any] struct {
 	g   Guard
 	br  *Breaker // g, when it is a breaker: Execute calls it directly
@@ -132,7 +142,7 @@ func (p *guarded[T]) link(next chain[T]) chain[T] { return p.linkReport(next, tr
 // reportsOutcomes reports whether the guard reports an EventCallEnded per
 // call: one of the package's guards whose observer asks for outcomes.
 func (p *guarded[T]) reportsOutcomes() bool {
-	g, ok := p.g.(ticketGate)
+	g, ok := gateOf(p.g)
 	return ok && g.reportsOutcomes()
 }
 
@@ -141,7 +151,7 @@ func (p *guarded[T]) linkQuiet(next chain[T]) chain[T] { return p.linkReport(nex
 // linkReport is link; report says whether a guard of the package reports
 // each call's EventCallEnded, if its observer asks for outcomes.
 func (p *guarded[T]) linkReport(next chain[T], report bool) chain[T] {
-	if g, ok := p.g.(ticketGate); ok {
+	if g, ok := gateOf(p.g); ok {
 		return func(ctx context.Context, fn Func[T]) (v T, err error) {
 			ticket, err := g.enter(ctx, report)
 			if err != nil {

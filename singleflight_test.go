@@ -594,7 +594,7 @@ func TestSingleflightBadInput(t *testing.T) {
 		{"Execute with nil fn", func() { _, _ = s.Policy(userIDOf).Execute(context.Background(), nil) }, "resilience: Singleflight.Policy: fn is nil"},
 		{"nil option", func() { resilience.NewSingleflight[string, int](nil) }, "resilience: NewSingleflight: option is nil"},
 		{"zero option", func() { resilience.NewSingleflight[string, int](resilience.Option{}) },
-			"resilience: NewSingleflight: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+			"resilience: NewSingleflight: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 		{"discard of another type", func() { resilience.NewSingleflight[string, int](resilience.WithDiscard(func(string) {})) },
 			"resilience: NewSingleflight: WithDiscard hook is func(string), but the policy's result type is int"},
 	}

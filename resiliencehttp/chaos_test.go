@@ -507,7 +507,7 @@ func TestChaosRefused(t *testing.T) {
 			resiliencehttp.ChaosMiddleware(resiliencehttp.ChaosLatency(time.Second), resilience.WithChaosRate(0.5), resilience.WithChaosEvery(3))
 		}, "resiliencehttp: ChaosMiddleware: WithChaosEvery(3) and WithChaosRate(0.5) both decide which calls to inject into; give one"},
 		{"zero option", func() { resiliencehttp.ChaosMiddleware(drop, resilience.Option{}) },
-			"resiliencehttp: ChaosMiddleware: option is a zero resilience.Option (make one with WithClock, WithObserver or WithName)"},
+			"resiliencehttp: ChaosMiddleware: option is a zero resilience.Option (make one with WithClock, WithObserver, WithName or WithRand)"},
 		{"nil next", func() { resiliencehttp.ChaosHandler(nil, drop) }, "resiliencehttp: ChaosHandler: next is nil"},
 		{"nil next, middleware", func() { resiliencehttp.ChaosMiddleware(drop)(nil) }, "resiliencehttp: ChaosMiddleware: next is nil"},
 		{"a rate out of range", func() { resiliencehttp.NewChaosTransport(nil, drop, resilience.WithChaosRate(2)) },
