@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"math"
 	"time"
 
@@ -11,17 +10,18 @@ import (
 
 var (
 	// ErrLimitExceeded is matched by the *[ShedError] of a call an
-	// [AdaptiveLimiter] refused: its priority's share of the limit was in use.
-	ErrLimitExceeded = errors.New("resilience: adaptive limit exceeded")
+	// [AdaptiveLimiter] refused: its priority's share of the limit was in
+	// use. It matches [ErrRefused].
+	ErrLimitExceeded error = &refusalSentinel{"resilience: adaptive limit exceeded"}
 
 	// ErrThrottled is matched by the *[ShedError] of a call an
-	// [AdaptiveThrottler] refused locally.
-	ErrThrottled = errors.New("resilience: throttled")
+	// [AdaptiveThrottler] refused locally. It matches [ErrRefused].
+	ErrThrottled error = &refusalSentinel{"resilience: throttled"}
 )
 
 // ShedError is the error of a call an [AdaptiveLimiter] or an
 // [AdaptiveThrottler] refused; it matches [ErrLimitExceeded] or
-// [ErrThrottled], and is a [RetryHint].
+// [ErrThrottled], and [ErrRefused], and is a [RetryHint].
 type ShedError struct {
 	sentinel error
 	priority Priority
@@ -37,8 +37,9 @@ func (e *ShedError) Error() string {
 	return e.sentinel.Error()
 }
 
-// Is reports whether target is the sentinel the error stands for.
-func (e *ShedError) Is(target error) bool { return target == e.sentinel }
+// Is reports whether target is the sentinel the error stands for, or
+// ErrRefused.
+func (e *ShedError) Is(target error) bool { return target == e.sentinel || target == ErrRefused }
 
 // Priority returns the priority of the refused call, as [PriorityFrom]
 // read it from its context.

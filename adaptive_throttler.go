@@ -118,13 +118,10 @@ func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.accepted = f })
 }
 
-// refusals are the errors the default predicate takes for the service's
-// "not now", hint or no hint.
-var refusals = [...]error{context.DeadlineExceeded, ErrBulkheadFull, ErrBreakerOpen, ErrRateLimited, ErrLimitExceeded, ErrThrottled}
-
 // isAccepted is the default predicate of what the service accepted: all
-// but a refusal, an overload or an error that says when to try again. An
-// error merely able to carry a hint (an HTTP 500's) is an answer.
+// but a guard's refusal (ErrRefused), an overload (context.DeadlineExceeded)
+// or an error that says when to try again. An error merely able to carry a
+// hint (an HTTP 500's) is an answer.
 func isAccepted(err error) bool {
 	if err == nil {
 		return true
@@ -132,12 +129,7 @@ func isAccepted(err error) bool {
 	if _, ok := RetryAfter(err); ok {
 		return false
 	}
-	for _, r := range refusals {
-		if errors.Is(err, r) {
-			return false
-		}
-	}
-	return true
+	return !errors.Is(err, ErrRefused) && !errors.Is(err, context.DeadlineExceeded)
 }
 
 // Enter admits the call or refuses it, as described on

@@ -8,8 +8,8 @@ import (
 )
 
 // BreakerOpenError is the error of a call refused by an open [Breaker]. It
-// matches [ErrBreakerOpen] and is a [RetryHint]. Every call refused during
-// one trip gets the same *BreakerOpenError.
+// matches [ErrBreakerOpen] and [ErrRefused], and is a [RetryHint]. Every
+// call refused during one trip gets the same *BreakerOpenError.
 type BreakerOpenError struct {
 	until    time.Time // end of the cool-down
 	isolated bool      // open until Reset
@@ -19,8 +19,10 @@ type BreakerOpenError struct {
 // Error returns "resilience: circuit breaker open".
 func (e *BreakerOpenError) Error() string { return ErrBreakerOpen.Error() }
 
-// Is reports whether target is ErrBreakerOpen.
-func (e *BreakerOpenError) Is(target error) bool { return target == ErrBreakerOpen }
+// Is reports whether target is ErrBreakerOpen or ErrRefused.
+func (e *BreakerOpenError) Is(target error) bool {
+	return target == ErrBreakerOpen || target == ErrRefused
+}
 
 // CoolDownLeft returns the time left until the breaker's cool-down ends: 0
 // once it has ended, the largest Duration while it is isolated.
@@ -58,10 +60,10 @@ func (e *BreakerOpenError) RetryAfter() time.Duration {
 const retryAfterMargin = time.Millisecond
 
 // errProbesBusy refuses a call while every probe of a half-open breaker is
-// in flight.
+// in flight. It matches ErrBreakerOpen and ErrRefused.
 var errProbesBusy error = probesBusyError{}
 
 type probesBusyError struct{}
 
 func (probesBusyError) Error() string        { return "resilience: circuit breaker half-open, probes busy" }
-func (probesBusyError) Is(target error) bool { return target == ErrBreakerOpen }
+func (probesBusyError) Is(target error) bool { return target == ErrBreakerOpen || target == ErrRefused }

@@ -48,9 +48,11 @@
 // Every error the package makes matches one of its Err sentinels with
 // [errors.Is] and keeps its cause reachable, so errors.Is(err,
 // io.ErrUnexpectedEOF) still holds through a retry; the error types carry
-// more. When the caller's own context ends, the caller gets the context's
-// error. Errors that say when to try again implement [RetryHint];
-// [RetryAfter] reads the hint off any error.
+// more. Every guard's refusal of a call, whatever the guard, also matches
+// [ErrRefused]: the one question to ask of an error for "a guard shed
+// this call, it never reached fn". When the caller's own context ends, the
+// caller gets the context's error. Errors that say when to try again
+// implement [RetryHint]; [RetryAfter] reads the hint off any error.
 //
 // # Panics
 //

@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"sync"
@@ -12,8 +11,9 @@ import (
 
 // ErrKeysFull is the refusal of a [Keyed] guard asked for a key it has no
 // guard for while it holds as many as [WithKeyedMaxKeys] allows, none of
-// which it may let go (see [Keyed]), and no [WithKeyedOverflow] guard.
-var ErrKeysFull = errors.New("resilience: keyed guard full: every key it holds is busy (WithKeyedMaxKeys)")
+// which it may let go (see [Keyed]), and no [WithKeyedOverflow] guard. It
+// matches [ErrRefused].
+var ErrKeysFull error = &refusalSentinel{"resilience: keyed guard full: every key it holds is busy (WithKeyedMaxKeys)"}
 
 // Keyed is a [Guard] that gives each key its own guard: a breaker per host
 // or shard, a bulkhead or an adaptive limiter per tenant. The key of a call

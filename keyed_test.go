@@ -170,6 +170,7 @@ func TestKeyedFull(t *testing.T) {
 				require.NoError(t, err)
 			} else {
 				require.ErrorIs(t, err, resilience.ErrKeysFull)
+				require.ErrorIs(t, err, resilience.ErrRefused)
 			}
 			assert.Equal(t, 0, over.InUse())
 			_, ok := k.Lookup("c")

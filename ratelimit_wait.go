@@ -13,7 +13,7 @@ import (
 )
 
 // RateLimitError is the error of a call refused by a [RateLimiter] or a
-// [KeyedRateLimiter]. It matches [ErrRateLimited], and
+// [KeyedRateLimiter]. It matches [ErrRateLimited] and [ErrRefused], and
 // context.DeadlineExceeded too when the tokens would have come after the
 // context's deadline. It is a [RetryHint].
 type RateLimitError struct {
@@ -52,10 +52,10 @@ func (e *RateLimitError) Error() string {
 	return prefix
 }
 
-// Is reports whether target is ErrRateLimited, or context.DeadlineExceeded
-// for a refusal because of the context's deadline.
+// Is reports whether target is ErrRateLimited or ErrRefused, or
+// context.DeadlineExceeded for a refusal because of the context's deadline.
 func (e *RateLimitError) Is(target error) bool {
-	return target == ErrRateLimited || (e.why == rateLimitDeadline && target == context.DeadlineExceeded)
+	return target == ErrRateLimited || target == ErrRefused || (e.why == rateLimitDeadline && target == context.DeadlineExceeded)
 }
 
 // RetryAfter returns the time from the refusal until the tokens are there,

@@ -28,6 +28,22 @@ func Do[T any](ctx context.Context, p Policy[T], fn Func[T]) (T, error) {
 // Errors returned by the library, matched with [errors.Is]; the error types
 // that carry more match them too.
 var (
+	// ErrRefused is matched by every guard's refusal of a call: a call that
+	// a guard turned away, so that it never reached fn. It is the question
+	// to ask for "did a guard shed this call?", whatever the guard:
+	// [ErrBreakerOpen] (an open breaker's *[BreakerOpenError], and a
+	// half-open one's refusal while its probes are in flight),
+	// [ErrBulkheadFull], [ErrRateLimited] (a [RateLimiter]'s or
+	// [KeyedRateLimiter]'s *[RateLimitError], and resilienceredis's
+	// refusals), [ErrLimitExceeded] and [ErrThrottled] (the *[ShedError] of
+	// an [AdaptiveLimiter] or [AdaptiveThrottler]) all match it, besides
+	// their own sentinel; none of those matches another, nor [ErrKeysFull]
+	// (a full [Keyed]), which matches it too. Not refusals:
+	// [ErrRetryBudgetExhausted] (a Retry giving up), [ErrBatcherClosed], and
+	// the caller's context's error when it ends during a guard's wait. A
+	// [RetryError] matches it when its last attempt was refused.
+	ErrRefused = errors.New("resilience: refused")
+
 	// ErrTimeout is returned by [Timeout] when its deadline passes before fn
 	// returns. It also matches context.DeadlineExceeded.
 	ErrTimeout error = timeoutSentinel{}
@@ -41,11 +57,13 @@ var (
 	ErrRetryBudgetExhausted = errors.New("resilience: retry budget exhausted")
 
 	// ErrBreakerOpen is matched by the *[BreakerOpenError] of a [Breaker]
-	// that is open, or half-open with every probe slot taken.
-	ErrBreakerOpen = errors.New("resilience: circuit breaker open")
+	// that is open, or half-open with every probe slot taken. It matches
+	// [ErrRefused].
+	ErrBreakerOpen error = &refusalSentinel{"resilience: circuit breaker open"}
 
-	// ErrBulkheadFull is returned by a [Bulkhead] with no slot to give.
-	ErrBulkheadFull = errors.New("resilience: bulkhead full")
+	// ErrBulkheadFull is returned by a [Bulkhead] with no slot to give. It
+	// matches [ErrRefused].
+	ErrBulkheadFull error = &refusalSentinel{"resilience: bulkhead full"}
 
 	// ErrBatcherClosed is returned by a [Batcher] or [Loader] after Close.
 	ErrBatcherClosed = errors.New("resilience: batcher closed")
@@ -55,8 +73,8 @@ var (
 	ErrBatchResults = errors.New("resilience: batch returned a wrong number of results")
 
 	// ErrRateLimited is matched by the *[RateLimitError] of a call a
-	// [RateLimiter] or [KeyedRateLimiter] refused.
-	ErrRateLimited = errors.New("resilience: rate limited")
+	// [RateLimiter] or [KeyedRateLimiter] refused. It matches [ErrRefused].
+	ErrRateLimited error = &refusalSentinel{"resilience: rate limited"}
 
 	// ErrNotFound is matched by the *[NotFoundError] of a [Loader]'s key
 	// that fetch gave no value for.
@@ -78,6 +96,17 @@ func RetryAfter(err error) (time.Duration, bool) {
 	d, ok := retryAfter(err)
 	return d, ok && d > 0
 }
+
+// refusalSentinel is the type of the sentinels of the guards' refusals
+// (ErrBreakerOpen, ErrBulkheadFull, ErrRateLimited, ErrLimitExceeded,
+// ErrThrottled): each is a pointer of its own, so that none matches
+// another, and each matches ErrRefused. The error types of the refusals
+// match ErrRefused in their own Is, since errors.Is does not go from a
+// sentinel an error matches to the sentinels that one matches.
+type refusalSentinel struct{ msg string }
+
+func (e *refusalSentinel) Error() string      { return e.msg }
+func (*refusalSentinel) Is(target error) bool { return target == ErrRefused }
 
 // timeoutSentinel is the type of ErrTimeout. It matches
 // context.DeadlineExceeded as well, and reports itself as a timeout to code

@@ -264,18 +264,10 @@ func attempts(n int) string {
 	return strconv.Itoa(n) + " attempts"
 }
 
-// refusedByGuard reports whether err is the refusal of a breaker, a
-// bulkhead or a rate limiter (ErrBreakerOpen, ErrBulkheadFull,
-// ErrRateLimited, which a KeyedRateLimiter's and resilienceredis's
-// refusals match too): a call that never reached the service, whose
-// refusal then leads the give-up's message. The adaptive guards'
-// refusals (ErrLimitExceeded, ErrThrottled), which the throttler's list
-// of refusals (refusals, in adaptive_throttler.go) has beside these and
-// context.DeadlineExceeded, are not checked: a give-up after one names
-// its reason first and the refusal after it.
-func refusedByGuard(err error) bool {
-	return errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrBulkheadFull) || errors.Is(err, ErrRateLimited)
-}
+// refusedByGuard reports whether err is a guard's refusal (ErrRefused): a
+// call that never reached the service, whose refusal then leads the
+// give-up's message.
+func refusedByGuard(err error) bool { return errors.Is(err, ErrRefused) }
 
 // Unwrap returns the reason and the last error, for errors.Is and errors.As.
 func (e *RetryError) Unwrap() []error {

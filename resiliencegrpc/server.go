@@ -160,9 +160,14 @@ func served(ctx context.Context, err error) error {
 // caller has gone.
 var errCallerLeft error = &canceledError{err: status.Error(codes.Canceled, "resiliencegrpc: the caller left before the answer")}
 
-// refusal is the status of a call a guard refused.
+// refusal is the status of a call a guard did not admit: a guard's refusal
+// (resilience.ErrRefused) is the refusal code with its pushback, even one
+// that matches context.DeadlineExceeded too (a rate limiter's, for tokens
+// that come after the deadline); the error of the call's context that
+// ended while a guard made it wait is the context's status; any other
+// error of a guard's is the refusal code.
 func (cfg *serverConfig) refusal(ctx context.Context, err error, setTrailer func(metadata.MD)) error {
-	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if !errors.Is(err, resilience.ErrRefused) && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return status.FromContextError(err).Err()
 	}
 	if d, ok := resilience.RetryAfter(err); ok {

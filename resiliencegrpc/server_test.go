@@ -40,6 +40,12 @@ func TestServerRefusals(t *testing.T) {
 	full := resilience.NewBulkhead(1)
 	require.NoError(t, full.Acquire(context.Background()))
 	defer full.Release()
+	limited := resilience.NewRateLimiter(1, 1, resilience.WithClock(mock))
+	require.True(t, limited.Allow())
+	adaptive := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 1), resilience.WithAdaptiveInitial(1))
+	held, err := adaptive.Enter(resilience.WithPriority(context.Background(), resilience.PriorityCritical))
+	require.NoError(t, err)
+	defer held(nil)
 	tests := []struct {
 		name         string
 		opts         []resiliencegrpc.ServerOption
@@ -62,6 +68,12 @@ func TestServerRefusals(t *testing.T) {
 		{name: "full bulkhead: no hint, no pushback",
 			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(full)},
 			wantCode: codes.ResourceExhausted},
+		{name: "rate limiter: its hint as pushback",
+			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(limited)},
+			wantCode: codes.ResourceExhausted, wantPushback: "1000"},
+		{name: "adaptive limiter: its hint, a millisecond at least, as pushback",
+			opts:     []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(adaptive)},
+			wantCode: codes.ResourceExhausted, wantPushback: "1"},
 		{name: "admitted", opts: []resiliencegrpc.ServerOption{resiliencegrpc.WithServerGuards(resilience.NewBulkhead(4))},
 			wantCode: codes.OK},
 	}

@@ -23,9 +23,10 @@ import (
 // refuses a call it cannot take now (as this package's server
 // interceptors do) or the call finds no server; DEADLINE_EXCEEDED, a call
 // the server did not answer in time; a refusal by a guard after the
-// throttle, which reads as UNAVAILABLE. Accepted: every other outcome,
-// INTERNAL included: the server answered, even if wrongly. (The throttle's
-// default reads a status's code not at all, and counts a refusal as
+// throttle, which reads as UNAVAILABLE and matches resilience.ErrRefused.
+// Accepted: every other outcome, INTERNAL included: the server answered,
+// even if wrongly. (The throttle's default reads a status's code not at
+// all, and counts a server's RESOURCE_EXHAUSTED without pushback as
 // accepted.) A call its caller cancelled counts for nothing, whatever
 // Accepted says: the throttle sees to that.
 func Accepted(err error) bool {
@@ -33,7 +34,7 @@ func Accepted(err error) bool {
 	case codes.ResourceExhausted, codes.Unavailable, codes.DeadlineExceeded:
 		return false
 	}
-	return !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, resilience.ErrTimeout)
+	return !errors.Is(err, resilience.ErrRefused) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, resilience.ErrTimeout)
 }
 
 // outcome is what the guards are told of an attempt that ended with err

@@ -107,6 +107,12 @@ func TestAccepted(t *testing.T) {
 		{"wrapped", fmt.Errorf("attempt: %w", status.Error(codes.ResourceExhausted, "x")), false},
 		{"an attempt's timeout", resilience.ErrTimeout, false},
 		{"context deadline", context.DeadlineExceeded, false},
+		// A guard's refusal, as the client's guards give it (UNAVAILABLE)
+		// or bare, as a throttle of Compose's sees it: any guard's.
+		{"a bulkhead's refusal", resilience.ErrBulkheadFull, false},
+		{"a rate limiter's refusal", fmt.Errorf("users: %w", resilience.ErrRateLimited), false},
+		{"an adaptive limiter's refusal", resilience.ErrLimitExceeded, false},
+		{"a breaker's refusal", resilience.ErrBreakerOpen, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

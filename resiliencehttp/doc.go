@@ -76,7 +76,8 @@
 // response, as net/http's Client does; with [WithStatusErrors] they return
 // an error matching resilience.ErrRetriesExhausted that holds a
 // *[StatusError] (method, URL, status). A guard's refusal keeps its own
-// sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull). An
+// sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull…) and
+// matches resilience.ErrRefused, whatever the guard. An
 // AdaptiveThrottler among the guards counts what the server accepted by
 // [Accepted]; its refusals (resilience.ErrThrottled) are not retried.
 //

@@ -29,6 +29,12 @@ func TestHandlerRefusals(t *testing.T) {
 	open.Trip()
 	isolated := resilience.NewBreaker(resilience.WithClock(clock.NewMock()))
 	isolated.Isolate()
+	limited := resilience.NewRateLimiter(1, 1, resilience.WithClock(clock.NewMock()))
+	require.True(t, limited.Allow())
+	adaptive := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveLimits(1, 1), resilience.WithAdaptiveInitial(1))
+	held, err := adaptive.Enter(resilience.WithPriority(context.Background(), resilience.PriorityCritical))
+	require.NoError(t, err)
+	defer held(nil)
 
 	tests := []struct {
 		name       string
@@ -54,6 +60,9 @@ func TestHandlerRefusals(t *testing.T) {
 		{"a hint just under the largest, rounded up", []resilience.Guard{hintGuard(9223372035*time.Second + 1)}, 503, "9223372036"},
 		{"rate limited: 429", []resilience.Guard{resiliencehttp.RefusalStatus(hintGuard(time.Second), http.StatusTooManyRequests)}, 429, "1"},
 		{"a later guard refuses", []resilience.Guard{resilience.NewBulkhead(1), full}, 503, ""},
+		{"a rate limiter", []resilience.Guard{limited}, 503, "1"},
+		{"a rate limiter: 429", []resilience.Guard{resiliencehttp.RefusalStatus(limited, http.StatusTooManyRequests)}, 429, "1"},
+		{"an adaptive limiter, its hint rounded up", []resilience.Guard{adaptive}, 503, "1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,6 +197,7 @@ func TestRefusalStatusKeepsTheError(t *testing.T) {
 	defer bh.Release()
 	_, err := resiliencehttp.RefusalStatus(bh, 429).Enter(context.Background())
 	assert.ErrorIs(t, err, resilience.ErrBulkheadFull)
+	assert.ErrorIs(t, err, resilience.ErrRefused)
 	assert.Equal(t, resilience.ErrBulkheadFull.Error(), err.Error())
 	assert.False(t, errors.Is(err, resilience.ErrBreakerOpen))
 }

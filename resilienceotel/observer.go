@@ -203,7 +203,7 @@ func (o *Observer) Observe(ctx context.Context, e resilience.Event) {
 // recorders records each kind of event, indexed by its kind.
 var recorders = [...]func(o *Observer, ctx context.Context, e resilience.Event){
 	resilience.EventAttemptFailed: func(o *Observer, ctx context.Context, e resilience.Event) {
-		o.attempts.Add(ctx, 1, o.series.get(e.Component, e.Name).outcomes[outcomeFailure].add...)
+		o.attempts.Add(ctx, 1, o.series.get(e.Component, e.Name).outcomes[attemptOutcome(e.Err)].add...)
 	},
 	resilience.EventRetry: func(o *Observer, ctx context.Context, e resilience.Event) {
 		s := o.series.get(e.Component, e.Name)

@@ -50,15 +50,21 @@ const (
 	reasonTimeout
 	reasonDeadlineExceeded
 	reasonCanceled
+	reasonRateLimited
+	reasonLimitExceeded
+	reasonThrottled
 	numReasons
 )
 
 var reasonNames = [numReasons]string{"other", "retries_exhausted", "budget_exhausted", "breaker_open",
-	"bulkhead_full", "timeout", "deadline_exceeded", "canceled"}
+	"bulkhead_full", "timeout", "deadline_exceeded", "canceled", "rate_limited", "limit_exceeded", "throttled"}
 
 // sentinels maps the errors a reason is read from, in the order they are
 // tried: the library's own before the context's, since ErrTimeout matches
-// context.DeadlineExceeded too.
+// context.DeadlineExceeded too, and so does a rate limiter's refusal for
+// tokens that would come after the deadline. A refusal of a guard the list
+// does not name (one that matches only resilience.ErrRefused) is "other":
+// its outcome says it was refused.
 var sentinels = [...]struct {
 	err    error
 	reason reason
@@ -67,6 +73,9 @@ var sentinels = [...]struct {
 	{resilience.ErrRetryBudgetExhausted, reasonBudgetExhausted},
 	{resilience.ErrBreakerOpen, reasonBreakerOpen},
 	{resilience.ErrBulkheadFull, reasonBulkheadFull},
+	{resilience.ErrRateLimited, reasonRateLimited},
+	{resilience.ErrLimitExceeded, reasonLimitExceeded},
+	{resilience.ErrThrottled, reasonThrottled},
 	{resilience.ErrTimeout, reasonTimeout},
 	{context.DeadlineExceeded, reasonDeadlineExceeded},
 	{context.Canceled, reasonCanceled},
@@ -89,16 +98,33 @@ func reasonOf(err error) reason {
 }
 
 // outcomeOf classifies the error a call, an attempt or a batch ended with.
+// A guard's refusal (resilience.ErrRefused), whatever the guard, is
+// refused, before anything else it matches: a rate limiter's refusal for
+// tokens that would come after the deadline is no timeout, and a Retry that
+// gave up on a refused attempt was refused. A retry budget's refusal of a
+// retry is refused too, though it is no guard's.
 func outcomeOf(err error) outcome {
 	if err == nil {
 		return outcomeSuccess
+	}
+	if errors.Is(err, resilience.ErrRefused) {
+		return outcomeRefused
 	}
 	switch reasonOf(err) {
 	case reasonTimeout, reasonDeadlineExceeded:
 		return outcomeTimeout
 	case reasonCanceled:
 		return outcomeCanceled
-	case reasonBreakerOpen, reasonBulkheadFull, reasonBudgetExhausted:
+	case reasonBudgetExhausted:
+		return outcomeRefused
+	}
+	return outcomeFailure
+}
+
+// attemptOutcome classifies the error of an attempt that failed: refused
+// when a guard refused it (resilience.ErrRefused), else failure.
+func attemptOutcome(err error) outcome {
+	if errors.Is(err, resilience.ErrRefused) {
 		return outcomeRefused
 	}
 	return outcomeFailure

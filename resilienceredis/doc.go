@@ -23,9 +23,11 @@
 // # Errors
 //
 //   - A refusal is a [*RefusedError]: it matches resilience.ErrRateLimited
-//     and carries a retry hint (resilience.RetryAfter).
+//     and resilience.ErrRefused, and carries a retry hint
+//     (resilience.RetryAfter).
 //   - [ErrUnavailable]: a limiter built with [WithFailClosed] could not
-//     reach Redis.
+//     reach Redis. It is a failure, not a refusal: it does not match
+//     resilience.ErrRefused.
 //   - [ErrKeyConflict]: the key's Redis value is other data (a name shared
 //     with another program); only that key's decisions fail, and the
 //     limiter does not degrade.

@@ -13,7 +13,9 @@ var (
 	// limiter could not reach Redis within its timeout and was built with
 	// [WithFailClosed]. It is also returned, wrapped with the Redis error,
 	// when a fail-closed limiter is degraded. A fail-open limiter (the
-	// default) never returns it.
+	// default) never returns it. It does not match resilience.ErrRefused:
+	// it is a fault of the limiter's store, not a decision about the load,
+	// and is counted as a failure.
 	ErrUnavailable = errors.New("resilienceredis: redis unavailable")
 
 	// ErrKeyConflict is matched by the error of a decision on a key whose
@@ -31,7 +33,7 @@ var (
 
 // RefusedError is the error of a call refused by a [Limiter] because its
 // tokens are not there. It matches [resilience.ErrRateLimited] and
-// implements [resilience.RetryHint]: RetryAfter tells how long until the
+// [resilience.ErrRefused], as every guard's refusal does, and implements [resilience.RetryHint]: RetryAfter tells how long until the
 // tokens asked for are there, as of the refusal, or 0 when waiting never
 // helps (more tokens were asked for than the burst).
 type RefusedError struct {
@@ -48,8 +50,11 @@ func (e *RefusedError) Error() string {
 	return "resilienceredis: rate limited"
 }
 
-// Is reports whether target is [resilience.ErrRateLimited].
-func (e *RefusedError) Is(target error) bool { return target == resilience.ErrRateLimited }
+// Is reports whether target is [resilience.ErrRateLimited] or
+// [resilience.ErrRefused].
+func (e *RefusedError) Is(target error) bool {
+	return target == resilience.ErrRateLimited || target == resilience.ErrRefused
+}
 
 // RetryAfter returns the time from the refusal until the tokens are there,
 // or 0 when they never will be.

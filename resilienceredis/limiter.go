@@ -28,10 +28,11 @@ type Scripter interface {
 // When Redis fails or does not answer in time, the limiter limits locally
 // ([WithFailOpen], the default) or refuses with [ErrUnavailable]
 // ([WithFailClosed]) until a probe ([WithProbeInterval]) finds Redis again.
-// A refusal is a [*RefusedError], matching [resilience.ErrRateLimited]; a
-// key whose value is other data fails alone, with [ErrKeyConflict]. It is
-// safe for concurrent use; make one with [NewLimiter]. The README says how
-// it works and why a *redis.Client with ContextTimeoutEnabled suits it.
+// A refusal is a [*RefusedError], matching [resilience.ErrRateLimited] and
+// [resilience.ErrRefused]; a key whose value is other data fails alone,
+// with [ErrKeyConflict]. It is safe for concurrent use; make one with
+// [NewLimiter]. The README says how it works and why a *redis.Client with
+// ContextTimeoutEnabled suits it.
 type Limiter struct {
 	client      Scripter
 	interval    int64 // microseconds between two tokens
