@@ -399,7 +399,7 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		l.mu.Unlock()
 	}
 	if l.observer != nil && why != nil && lim != old {
-		l.observe(ctx, Event{Kind: EventLimitChanged, Component: "adaptive-limiter", Attempt: int(old), Size: int(lim), Reason: why})
+		l.observe(ctx, Event{Kind: EventLimitChanged, Component: "adaptive-limiter", OldLimit: int(old), NewLimit: int(lim), Reason: why})
 	}
 }
 
