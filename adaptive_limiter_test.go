@@ -189,7 +189,7 @@ func TestAdaptiveLimiterBadOptions(t *testing.T) {
 		{"probe interval 0", func() { resilience.WithAdaptiveProbeInterval(0) }, "resilience: WithAdaptiveProbeInterval: interval must be positive, got 0s"},
 		{"wait negative", func() { resilience.WithAdaptiveWait(-1) }, "resilience: WithAdaptiveWait: wait must not be negative, got -1ns"},
 		{"queue negative", func() { resilience.WithAdaptiveQueue(-1) }, "resilience: WithAdaptiveQueue: queue length must not be negative, got -1"},
-		{"drop predicate nil", func() { resilience.WithAdaptiveDropIf(nil) }, "resilience: WithAdaptiveDropIf: predicate is nil"},
+		{"classifier nil", func() { resilience.WithAdaptiveClassifier(nil) }, "resilience: WithAdaptiveClassifier: classifier is nil"},
 		{"nil option", func() { resilience.NewAdaptiveLimiter(nil) }, "resilience: NewAdaptiveLimiter: option is nil"},
 	}
 	for _, tc := range tests {

@@ -78,7 +78,7 @@
 // *[StatusError] (method, URL, status). A guard's refusal keeps its own
 // sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull). An
 // AdaptiveThrottler among the guards counts what the server accepted by
-// [Accepted]; its refusals (resilience.ErrThrottled) are not retried.
+// [ThrottleOutcome]; its refusals (resilience.ErrThrottled) are not retried.
 //
 // # Testing
 //
