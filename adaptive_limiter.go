@@ -55,7 +55,7 @@ type AdaptiveLimiter struct {
 	wait     time.Duration
 	waitFrom int   // the lowest level that may wait
 	queue    int64 // most waiters; -1: any number
-	dropIf   func(error) bool
+	judge    func(error) Outcome
 	common
 	origin time.Time // the time line's zero
 
@@ -101,7 +101,7 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	cfg := adaptiveConfig{
 		floor: 1, ceiling: 1000, tolerance: 1.25,
 		window: 100 * time.Millisecond, probeEvery: 30 * time.Second,
-		queue: -1, dropIf: isDrop, waitFrom: PrioritySheddable,
+		queue: -1, classifier: adaptiveOutcome, waitFrom: PrioritySheddable,
 	}
 	for _, o := range opts {
 		checkOption("NewAdaptiveLimiter", o)
@@ -116,7 +116,7 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	if cfg.initial < cfg.floor || cfg.initial > cfg.ceiling {
 		panic(fmt.Sprintf("resilience: NewAdaptiveLimiter: WithAdaptiveInitial %d is outside the limits [%d, %d]", cfg.initial, cfg.floor, cfg.ceiling))
 	}
-	l := &AdaptiveLimiter{wait: cfg.wait, waitFrom: cfg.waitFrom.level(), queue: cfg.queue, dropIf: cfg.dropIf, common: cfg.common}
+	l := &AdaptiveLimiter{wait: cfg.wait, waitFrom: cfg.waitFrom.level(), queue: cfg.queue, judge: cfg.classifier, common: cfg.common}
 	l.origin = l.now()
 	l.done = func(err error) { l.exit(enterCtx, 0, err, true) }
 	l.slotFree.Store(1<<sampleSlots - 1)
@@ -303,7 +303,9 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report bool) {
 	inFlight := l.release()
 	if t == 0 {
-		l.tell(ctx, 0, err, report, inFlight)
+		if _, panicked := l.tell(ctx, 0, err, report, inFlight); panicked != nil {
+			panic(panicked)
+		}
 		return
 	}
 	now := l.elapsed()
@@ -315,7 +317,8 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report 
 	// A sample unless the caller left, the clock went back since, or a
 	// probe is on and the call was admitted before it (under the higher
 	// limit) or after it took its samples.
-	sample := l.tell(ctx, now-at, err, report, inFlight) && now >= at && at >= l.probeFrom.Load() && at < to
+	told, panicked := l.tell(ctx, now-at, err, report, inFlight)
+	sample := told && now >= at && at >= l.probeFrom.Load() && at < to
 	var n int64
 	if sample {
 		d := now - at
@@ -335,28 +338,36 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report 
 	} else if now >= l.closeAt.Load() && n >= l.need.Load() {
 		l.closeWindow(ctx, now)
 	}
+	if panicked != nil {
+		panic(panicked) // the classifier's, once the outcome is counted
+	}
 }
 
-// tell reports the end of a call that took d, if an observer asks, counts
-// a drop, marks the window busy, and reports whether the call says
-// anything of the server: not if its caller left (for enterCtx, see
-// there).
-func (l *AdaptiveLimiter) tell(ctx context.Context, d int64, err error, report bool, inFlight int64) bool {
+// tell reports the end of a call that took d, if an observer asks,
+// classifies its outcome, counts a drop, marks the window busy, and reports
+// whether the call says anything of the server: not if it is ignored, nor
+// if its caller left (for enterCtx, see there). It returns what the
+// classifier panicked with, if it did.
+func (l *AdaptiveLimiter) tell(ctx context.Context, d int64, err error, report bool, inFlight int64) (told bool, panicked any) {
 	if l.outcomes && report {
 		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(d)})
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled) {
-			return false
+			return false, nil
 		}
-		if l.dropIf(err) {
+		var o Outcome
+		switch o, panicked = classify(l.judge, err); o {
+		case OutcomeIgnored:
+			return false, panicked
+		case OutcomeFailure:
 			l.drops.Add(1)
 		}
 	}
 	if 2*inFlight >= l.limit.Load() && !l.busy.Load() {
 		l.busy.Store(true)
 	}
-	return true
+	return true, panicked
 }
 
 // closeWindow works out the limit from the window's samples, unless another
@@ -399,7 +410,7 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		l.mu.Unlock()
 	}
 	if l.observer != nil && why != nil && lim != old {
-		l.observe(ctx, Event{Kind: EventLimitChanged, Component: "adaptive-limiter", Attempt: int(old), Size: int(lim), Reason: why})
+		l.observe(ctx, Event{Kind: EventLimitChanged, Component: "adaptive-limiter", OldLimit: int(old), NewLimit: int(lim), Reason: why})
 	}
 }
 

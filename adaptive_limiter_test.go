@@ -189,7 +189,7 @@ func TestAdaptiveLimiterBadOptions(t *testing.T) {
 		{"probe interval 0", func() { resilience.WithAdaptiveProbeInterval(0) }, "resilience: WithAdaptiveProbeInterval: interval must be positive, got 0s"},
 		{"wait negative", func() { resilience.WithAdaptiveWait(-1) }, "resilience: WithAdaptiveWait: wait must not be negative, got -1ns"},
 		{"queue negative", func() { resilience.WithAdaptiveQueue(-1) }, "resilience: WithAdaptiveQueue: queue length must not be negative, got -1"},
-		{"drop predicate nil", func() { resilience.WithAdaptiveDropIf(nil) }, "resilience: WithAdaptiveDropIf: predicate is nil"},
+		{"classifier nil", func() { resilience.WithAdaptiveClassifier(nil) }, "resilience: WithAdaptiveClassifier: classifier is nil"},
 		{"nil option", func() { resilience.NewAdaptiveLimiter(nil) }, "resilience: NewAdaptiveLimiter: option is nil"},
 	}
 	for _, tc := range tests {
@@ -308,8 +308,8 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 			require.NotEmpty(t, e)
 			assert.Equal(t, resilience.EventLimitChanged, e[0].Kind)
 			assert.Equal(t, "latency", e[0].Reason.Error())
-			assert.Equal(t, 20, e[0].Attempt, "the limit before")
-			assert.Equal(t, l.Limit(), e[len(e)-1].Size, "the limit after")
+			assert.Equal(t, 20, e[0].OldLimit, "the limit before")
+			assert.Equal(t, l.Limit(), e[len(e)-1].NewLimit, "the limit after")
 		})
 	}
 }
@@ -405,7 +405,7 @@ func TestAdaptiveLimiterProbe(t *testing.T) {
 		}
 	}
 	require.Equal(t, "probe", fmt.Sprint(last.Reason), "the last limit change")
-	half := last.Size
+	half := last.NewLimit
 	require.Equal(t, half, l.Limit())
 	probe := enter(half - 1) // admitted the instant the probe began, beside the one before it
 	clk.Add(10 * time.Millisecond)
@@ -1161,8 +1161,8 @@ func TestAdaptiveLimiterClockBack(t *testing.T) {
 				round(10, 10*time.Millisecond)
 			}
 			for _, e := range rec.take() {
-				if e.Kind == resilience.EventLimitChanged && e.Size < e.Attempt {
-					t.Errorf("the limit fell from %d to %d (%v) with the clock going back", e.Attempt, e.Size, e.Reason)
+				if e.Kind == resilience.EventLimitChanged && e.NewLimit < e.OldLimit {
+					t.Errorf("the limit fell from %d to %d (%v) with the clock going back", e.OldLimit, e.NewLimit, e.Reason)
 				}
 			}
 			assert.GreaterOrEqual(t, l.Limit(), before)

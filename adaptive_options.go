@@ -20,7 +20,7 @@ type adaptiveConfig struct {
 	wait                    time.Duration
 	waitFrom                Priority
 	queue                   int64
-	dropIf                  func(error) bool
+	classifier              func(error) Outcome
 	common
 }
 
@@ -114,19 +114,29 @@ func WithAdaptiveQueue(n int) AdaptiveLimiterOption {
 	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.queue = int64(n) })
 }
 
-// WithAdaptiveDropIf sets which errors of admitted calls are drops, signs
-// of overload that cut the limit. By default a drop is an error matching
-// context.DeadlineExceeded (as [ErrTimeout] does) or a *[PanicError]. It
-// panics if f is nil.
-func WithAdaptiveDropIf(f func(err error) bool) AdaptiveLimiterOption {
-	if f == nil {
-		panic("resilience: WithAdaptiveDropIf: predicate is nil")
-	}
-	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.dropIf = f })
+// WithAdaptiveClassifier sets how the limiter counts the error of a call
+// it admitted (f never sees nil: no error is a success). [OutcomeSuccess]
+// makes the call a latency sample; [OutcomeFailure] makes it a sample and
+// a drop, a sign of overload that cuts the limit; [OutcomeIgnored] frees
+// its slot and is neither a sample nor a drop. Any other value counts as a
+// failure. A call its caller cancelled (an error matching context.Canceled
+// while the call's context is cancelled, or any such error given to
+// [AdaptiveLimiter.Enter]'s done) is ignored before f is asked. By default
+// an error matching context.DeadlineExceeded (as [ErrTimeout] does) or a
+// *[PanicError] is a failure, and every other error a success. f is called
+// on the caller's goroutine, concurrently when calls are; a panic in f
+// counts as a failure, then goes on up through the call. It panics if f is
+// nil.
+func WithAdaptiveClassifier(f func(err error) Outcome) AdaptiveLimiterOption {
+	checkClassifier("WithAdaptiveClassifier", f)
+	return adaptiveOptionFunc(func(c *adaptiveConfig) { c.classifier = f })
 }
 
-// isDrop is the default drop predicate.
-func isDrop(err error) bool {
+// adaptiveOutcome is the limiter's default classifier.
+func adaptiveOutcome(err error) Outcome {
 	var pe *PanicError
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe)
+	if errors.Is(err, context.DeadlineExceeded) || errors.As(err, &pe) {
+		return OutcomeFailure
+	}
+	return OutcomeSuccess
 }

@@ -23,7 +23,7 @@ type AdaptiveThrottler struct {
 	k        float64
 	maxRatio float64
 	width    time.Duration // of a part of the window
-	accepted func(error) bool
+	judge    func(error) Outcome
 	rand     source
 	common
 	refusalCount
@@ -46,12 +46,12 @@ type throttlePart struct{ requests, accepts atomic.Int64 }
 // NewAdaptiveThrottler returns a client-side throttle configured by opts.
 // It panics if an option is invalid.
 func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
-	cfg := throttlerConfig{k: 2, maxRatio: 1, window: 10 * time.Second, accepted: isAccepted}
+	cfg := throttlerConfig{k: 2, maxRatio: 1, window: 10 * time.Second, judge: throttleOutcome}
 	for _, o := range opts {
 		checkOption("NewAdaptiveThrottler", o)
 		o.applyAdaptiveThrottler(&cfg)
 	}
-	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, accepted: cfg.accepted, rand: source{cfg.common.rand}, common: cfg.common}
+	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, judge: cfg.judge, rand: source{cfg.common.rand}, common: cfg.common}
 	t.width = max(t.width, 1)
 	t.origin = t.now()
 	t.partEnd.Store(int64(t.width))
@@ -68,7 +68,7 @@ type throttlerConfig struct {
 	k        float64
 	maxRatio float64
 	window   time.Duration
-	accepted func(error) bool
+	judge    func(error) Outcome
 	common
 }
 
@@ -107,15 +107,23 @@ func WithThrottleWindow(d time.Duration) AdaptiveThrottlerOption {
 	return throttlerOptionFunc(func(c *throttlerConfig) { c.window = d })
 }
 
-// WithThrottleAcceptedIf sets which outcomes count as accepted by the
-// service; f(nil) is asked too. By default every outcome is but a timeout,
-// a guard's refusal or an error with a retry hint ([RetryAfter]); a
-// cancelled call counts for nothing. It panics if f is nil.
-func WithThrottleAcceptedIf(f func(err error) bool) AdaptiveThrottlerOption {
-	if f == nil {
-		panic("resilience: WithThrottleAcceptedIf: predicate is nil")
-	}
-	return throttlerOptionFunc(func(c *throttlerConfig) { c.accepted = f })
+// WithThrottleClassifier sets how the throttle counts the error of a call
+// it let through (f never sees nil: no error is a success). Every call
+// asked of the throttle is a request, those it refuses itself included;
+// [OutcomeSuccess] counts the call as accepted by the service,
+// [OutcomeFailure] as not accepted (a request without an accept), and
+// [OutcomeIgnored] takes back its request, so that it counts in neither.
+// Any other value counts as a failure. A call its caller cancelled (an
+// error matching context.Canceled while the call's context is cancelled,
+// or any such error given to [AdaptiveThrottler.Enter]'s done) is ignored
+// before f is asked. By default every error is a success but a timeout, a
+// guard's refusal or an error with a retry hint ([RetryAfter]), which are
+// failures. f is called on the caller's goroutine, concurrently when calls
+// are; a panic in f counts as a failure, then goes on up through the call.
+// It panics if f is nil.
+func WithThrottleClassifier(f func(err error) Outcome) AdaptiveThrottlerOption {
+	checkClassifier("WithThrottleClassifier", f)
+	return throttlerOptionFunc(func(c *throttlerConfig) { c.judge = f })
 }
 
 // isAccepted is the default predicate of what the service accepted: all
@@ -130,6 +138,15 @@ func isAccepted(err error) bool {
 		return false
 	}
 	return !errors.Is(err, ErrRefused) && !errors.Is(err, context.DeadlineExceeded)
+}
+
+// throttleOutcome is the throttle's default classifier: what isAccepted
+// takes for accepted is a success, the rest a failure.
+func throttleOutcome(err error) Outcome {
+	if isAccepted(err) {
+		return OutcomeSuccess
+	}
+	return OutcomeFailure
 }
 
 // Enter admits the call or refuses it, as described on
@@ -224,18 +241,31 @@ func (t *AdaptiveThrottler) advance(now int64) bool {
 	return true
 }
 
-// exit counts the outcome of a call of context ctx (for enterCtx, see
-// there).
 // reportsOutcomes is false: a throttler reports no EventCallEnded.
 func (t *AdaptiveThrottler) reportsOutcomes() bool { return false }
 
+// exit counts the outcome of a call of context ctx (for enterCtx, see
+// there). An ignored call takes back the request enter counted. A panic of
+// the classifier goes on once the outcome is counted.
 func (t *AdaptiveThrottler) exit(ctx context.Context, _ uint64, err error, _ bool) {
 	p := t.part()
 	switch {
-	case err != nil && errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled):
-		p.requests.Add(-1)
-	case t.accepted(err):
+	case err == nil:
 		p.accepts.Add(1)
+		return
+	case errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled):
+		p.requests.Add(-1)
+		return
+	}
+	o, panicked := classify(t.judge, err)
+	switch o {
+	case OutcomeSuccess:
+		p.accepts.Add(1)
+	case OutcomeIgnored:
+		p.requests.Add(-1)
+	}
+	if panicked != nil {
+		panic(panicked)
 	}
 }
 

@@ -41,7 +41,7 @@ func TestAdaptiveThrottlerRatio(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			opts := []resilience.AdaptiveThrottlerOption{resilience.WithThrottleK(tc.k), resilience.WithRand(neverRand{}),
-				resilience.WithClock(newManualClock()), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil })}
+				resilience.WithClock(newManualClock()), resilience.WithThrottleClassifier(failEvery)}
 			if tc.maxRatio > 0 {
 				opts = append(opts, resilience.WithThrottleMaxRatio(tc.maxRatio))
 			}
@@ -405,7 +405,7 @@ func (halfRand) Uint64() uint64 { return 1 << 63 }
 // equal to it lets the call through.
 func TestAdaptiveThrottlerDraw(t *testing.T) {
 	th := resilience.NewAdaptiveThrottler(resilience.WithClock(newManualClock()), resilience.WithRand(halfRand{}),
-		resilience.WithThrottleK(1), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+		resilience.WithThrottleK(1), resilience.WithThrottleClassifier(failEvery))
 	for i := range 20 {
 		done, err := th.Enter(context.Background())
 		require.NoError(t, err)
@@ -483,7 +483,7 @@ func TestAdaptiveThrottlerBadOptions(t *testing.T) {
 		{"max ratio 0", func() { resilience.WithThrottleMaxRatio(0) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got 0"},
 		{"max ratio above 1", func() { resilience.WithThrottleMaxRatio(1.5) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got 1.5"},
 		{"max ratio NaN", func() { resilience.WithThrottleMaxRatio(nan()) }, "resilience: WithThrottleMaxRatio: ratio must be in (0, 1], got NaN"},
-		{"predicate nil", func() { resilience.WithThrottleAcceptedIf(nil) }, "resilience: WithThrottleAcceptedIf: predicate is nil"},
+		{"classifier nil", func() { resilience.WithThrottleClassifier(nil) }, "resilience: WithThrottleClassifier: classifier is nil"},
 		{"rand nil", func() { resilience.WithRand(nil) }, "resilience: WithRand: rand is nil"},
 		{"rand typed nil", func() { resilience.WithRand((*rand.Rand)(nil)) }, "resilience: WithRand: rand is a nil *rand.Rand"},
 		{"nil option", func() { resilience.NewAdaptiveThrottler(nil) }, "resilience: NewAdaptiveThrottler: option is nil"},

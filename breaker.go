@@ -2,7 +2,6 @@ package resilience
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,8 +14,8 @@ import (
 // calls through (half-open) and closes again when they succeed. It is a
 // [Guard], one per service. By default it opens after 5 consecutive
 // failures and stays open 30s; every error and panic counts as a failure
-// but context.Canceled, which counts neither way. Outcomes of calls
-// admitted before a state change are ignored. Its observer gets
+// but context.Canceled, which counts neither way ([WithBreakerClassifier]).
+// Outcomes of calls admitted before a state change are ignored. Its observer gets
 // [EventStateChange], [EventRefused] and [EventCallEnded] (see [Compose]).
 // A Breaker is safe for concurrent use; the zero value is not usable.
 type Breaker struct {
@@ -300,35 +299,40 @@ func (b *Breaker) exit(ctx context.Context, t uint64, err error, report bool) {
 
 func (b *Breaker) reportsOutcomes() bool { return b.cfg.outcomes }
 
-// exitOther is exit for anything but a success in the closed state.
+// exitOther is exit for anything but a success in the closed state. A
+// panic of the classifier goes on once the outcome is counted and
+// reported.
 func (b *Breaker) exitOther(ctx context.Context, t uint64, err error, report bool) {
 	var took time.Duration
 	if b.timed {
 		took = b.took(t)
 	}
-	b.record(ctx, t, err, took)
+	panicked := b.record(ctx, t, err, took)
 	if b.cfg.outcomes && report {
 		b.ended(ctx, err, took)
 	}
+	if panicked != nil {
+		panic(panicked)
+	}
 }
 
-// record counts the outcome of the call of ticket t.
-func (b *Breaker) record(ctx context.Context, t uint64, err error, took time.Duration) {
-	failed, counts := b.judge(err, took)
+// record counts the outcome of the call of ticket t, and returns what the
+// classifier panicked with, if it did.
+func (b *Breaker) record(ctx context.Context, t uint64, err error, took time.Duration) (panicked any) {
+	failed, counts, panicked := b.judge(err, took)
 	v := b.view.Load()
 	switch {
 	case t>>ticketGenShift != v.gen&genMask:
-		return // a call from an earlier state: ignored
+		// a call from an earlier state: ignored
 	case t&ticketProbe != 0:
 		b.probeEnded(ctx, t, failed, counts)
-		return
 	case !counts || v.state != BreakerClosed:
-		return
 	case failed:
 		b.closedOutcome(ctx, v, true)
 	default:
 		b.closedSuccess(ctx, v)
 	}
+	return panicked
 }
 
 // closedSuccess counts a success in the closed state of view v.
@@ -348,18 +352,18 @@ func (b *Breaker) closedSuccess(ctx context.Context, v *breakerView) {
 	}
 }
 
-// judge says whether an outcome is a failure, and whether it counts at all.
-func (b *Breaker) judge(err error, took time.Duration) (failed, counts bool) {
-	switch {
-	case err == nil:
-	case b.cfg.isFailure != nil:
-		failed = b.cfg.isFailure(err)
-	case errors.Is(err, context.Canceled):
-		return false, false
-	default:
-		failed = true
+// judge says whether an outcome is a failure and whether it counts at all
+// (not if the classifier ignores it), and what the classifier panicked
+// with, if it did.
+func (b *Breaker) judge(err error, took time.Duration) (failed, counts bool, panicked any) {
+	o := OutcomeSuccess
+	if err != nil {
+		o, panicked = classify(b.cfg.classifier, err)
 	}
-	return failed || (b.cfg.slow > 0 && took > b.cfg.slow), true
+	if o == OutcomeIgnored {
+		return false, false, panicked
+	}
+	return o == OutcomeFailure || (b.cfg.slow > 0 && took > b.cfg.slow), true, panicked
 }
 
 // closedOutcome counts, under the lock, an outcome in the closed state of

@@ -2,6 +2,7 @@ package resilience_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -11,7 +12,8 @@ import (
 // breakerModel is the state machine of a Breaker with a 1s cool-down, 2
 // probes and 2 successes to close, and the rules its configuration picks,
 // written as plainly as possible: every rule checked after every outcome,
-// windows as lists of outcomes.
+// windows as lists of outcomes. An ignored outcome frees its probe and
+// changes nothing else.
 type breakerModel struct {
 	// configuration
 	threshold int
@@ -67,7 +69,7 @@ func newBreakerModel(config uint16) *breakerModel {
 
 func (m *breakerModel) options() []resilience.BreakerOption {
 	opts := []resilience.BreakerOption{resilience.WithBreakerThreshold(m.threshold), resilience.WithBreakerCoolDown(time.Second),
-		resilience.WithBreakerProbes(2), resilience.WithBreakerSuccessThreshold(2)}
+		resilience.WithBreakerProbes(2), resilience.WithBreakerSuccessThreshold(2), resilience.WithBreakerClassifier(fuzzClassifier)}
 	switch m.window {
 	case 1:
 		opts = append(opts, resilience.WithBreakerFailureRate(m.rate, m.minCalls, m.n))
@@ -122,8 +124,34 @@ func (m *breakerModel) enter(now time.Duration) (modelTicket, bool) {
 	return modelTicket{}, false
 }
 
-func (m *breakerModel) exit(now time.Duration, t modelTicket, failed bool) {
+// fuzzClassifier ignores errIgnored and counts every other error as a
+// failure.
+func fuzzClassifier(err error) resilience.Outcome {
+	if errors.Is(err, errIgnored) {
+		return resilience.OutcomeIgnored
+	}
+	return resilience.OutcomeFailure
+}
+
+var errIgnored = errors.New("ignored")
+
+// opOutcomes are the outcomes of the fuzz test's ops that end a call.
+var opOutcomes = [...]resilience.Outcome{
+	1: resilience.OutcomeSuccess, 2: resilience.OutcomeFailure, 6: resilience.OutcomeFailure, 7: resilience.OutcomeIgnored,
+	4: resilience.OutcomeSuccess, 5: resilience.OutcomeFailure, 8: resilience.OutcomeIgnored,
+}
+
+// exit ends the call of ticket t at now as a success, a failure or an
+// ignored call.
+func (m *breakerModel) exit(now time.Duration, t modelTicket, o resilience.Outcome) {
 	if t.gen != m.gen {
+		return
+	}
+	failed := o == resilience.OutcomeFailure
+	if o == resilience.OutcomeIgnored {
+		if t.probe {
+			m.probes--
+		}
 		return
 	}
 	open := func() {
@@ -162,8 +190,8 @@ func (m *breakerModel) exit(now time.Duration, t modelTicket, failed bool) {
 }
 
 // FuzzBreaker drives a Breaker and the model with the same configuration
-// and the same random events (clock moves, successes, failures, panics,
-// probes held across events) and checks that they agree at every step on
+// and the same random events (clock moves, successes, failures, ignored
+// calls, panics, probes held across events) and checks that they agree at every step on
 // the state, the probes in flight, the consecutive failures and the
 // window's counts.
 func FuzzBreaker(f *testing.F) {
@@ -176,6 +204,10 @@ func FuzzBreaker(f *testing.F) {
 	f.Add(uint16(2009), []byte{2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2}) // the last 2s
 	f.Add(uint16(0+2*5+120*2+960*1), []byte{2, 0, 3, 2, 0, 3, 1, 0, 3, 2, 2, 2, 0, 30, 1, 1})
 	f.Add(uint16(2+1*5+15*3+2880), []byte{2, 0, 4, 2, 0, 6, 2, 1, 2, 2})
+	// Ignored calls: in the closed state they count in no window and end
+	// no run of failures; an ignored probe frees its slot.
+	f.Add(uint16(2), []byte{2, 7, 2, 7, 7, 2, 0, 10, 3, 3, 8, 3, 4, 7, 1, 1})
+	f.Add(uint16(1+1*5+15*3), []byte{2, 7, 7, 7, 2, 3, 8, 2, 0, 10, 7, 3, 8, 3, 4, 4})
 	f.Fuzz(func(t *testing.T, config uint16, ops []byte) {
 		m := newBreakerModel(config)
 		mock := newManualClock()
@@ -189,14 +221,14 @@ func FuzzBreaker(f *testing.F) {
 		var holding []held
 		now := func() time.Duration { return mock.Now().Sub(start) }
 		for i := 0; i < len(ops); i++ {
-			op := ops[i] % 7
+			op := ops[i] % 9
 			switch op {
 			case 0: // move the clock
 				if i+1 < len(ops) {
 					i++
 					mock.Add(time.Duration(ops[i]) * 100 * time.Millisecond)
 				}
-			case 1, 2, 6: // a call that succeeds, fails or panics
+			case 1, 2, 6, 7: // a call that succeeds, fails, panics or is ignored
 				mt, admitted := m.enter(now())
 				ran := false
 				func() {
@@ -208,6 +240,8 @@ func FuzzBreaker(f *testing.F) {
 							return 0, errDown
 						case 6:
 							panic("boom")
+						case 7:
+							return 0, errIgnored
 						}
 						return 1, nil
 					})
@@ -216,7 +250,7 @@ func FuzzBreaker(f *testing.F) {
 					t.Fatalf("op %d: breaker admitted=%v, model admitted=%v", i, ran, admitted)
 				}
 				if admitted {
-					m.exit(now(), mt, op != 1)
+					m.exit(now(), mt, opOutcomes[op])
 				}
 			case 3: // enter and hold the call open
 				mt, admitted := m.enter(now())
@@ -227,18 +261,21 @@ func FuzzBreaker(f *testing.F) {
 				if admitted {
 					holding = append(holding, held{done, mt})
 				}
-			case 4, 5: // finish the oldest held call
+			case 4, 5, 8: // finish the oldest held call
 				if len(holding) == 0 {
 					continue
 				}
 				h := holding[0]
 				holding = holding[1:]
 				var err error
-				if op == 5 {
+				switch op {
+				case 5:
 					err = errDown
+				case 8:
+					err = errIgnored
 				}
 				h.done(err)
-				m.exit(now(), h.t, op == 5)
+				m.exit(now(), h.t, opOutcomes[op])
 			}
 			m.advance(now())
 			metrics := b.Metrics()

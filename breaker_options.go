@@ -1,6 +1,8 @@
 package resilience
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,7 +27,7 @@ type breakerConfig struct {
 	probes      int
 	successes   int
 	hintJitter  float64
-	isFailure   func(error) bool
+	classifier  func(error) Outcome
 	rand        source // of the hint's jitter: math/rand/v2 but in tests
 	common
 }
@@ -33,6 +35,7 @@ type breakerConfig struct {
 func defaultBreakerConfig() breakerConfig {
 	return breakerConfig{
 		threshold: 5, coolDown: 30 * time.Second, probes: 1, successes: 1,
+		classifier: breakerOutcome,
 	}
 }
 
@@ -178,12 +181,27 @@ func WithBreakerHintJitter(f float64) BreakerOption {
 	return breakerOptionFunc(func(c *breakerConfig) { c.hintJitter = f })
 }
 
-// WithBreakerFailureIf decides which errors count as failures; others count
-// as successes, and context.Canceled is f's to judge too. f never sees nil.
-// It panics if f is nil.
-func WithBreakerFailureIf(f func(err error) bool) BreakerOption {
-	if f == nil {
-		panic("resilience: WithBreakerFailureIf: predicate is nil")
+// WithBreakerClassifier sets how the breaker counts a call's error (f never
+// sees nil: no error is a success). [OutcomeFailure] counts towards opening
+// the breaker, and a failed probe reopens it; [OutcomeSuccess] ends a run of
+// consecutive failures and counts towards closing a half-open breaker;
+// [OutcomeIgnored] frees the call's probe slot and changes nothing else: not
+// the failure window, not the consecutive failures, not the state. Any other
+// value counts as a failure. A success slower than
+// [WithBreakerSlowCallThreshold] is a failure; an ignored call stays
+// ignored. By default context.Canceled is ignored and every other error, a
+// *[PanicError] included, is a failure. f is called on the caller's
+// goroutine, concurrently when calls are; a panic in f counts as a failure,
+// then goes on up through the call. It panics if f is nil.
+func WithBreakerClassifier(f func(err error) Outcome) BreakerOption {
+	checkClassifier("WithBreakerClassifier", f)
+	return breakerOptionFunc(func(c *breakerConfig) { c.classifier = f })
+}
+
+// breakerOutcome is the breaker's default classifier.
+func breakerOutcome(err error) Outcome {
+	if errors.Is(err, context.Canceled) {
+		return OutcomeIgnored
 	}
-	return breakerOptionFunc(func(c *breakerConfig) { c.isFailure = f })
+	return OutcomeFailure
 }

@@ -470,7 +470,7 @@ func TestBreakerBadInput(t *testing.T) {
 		{"jitter +Inf", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(inf) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got +Inf"},
 		{"jitter -Inf", func() resilience.BreakerOption { return resilience.WithBreakerHintJitter(-inf) }, "resilience: WithBreakerHintJitter: fraction must be in [0, 1], got -Inf"},
 
-		{"predicate nil", func() resilience.BreakerOption { return resilience.WithBreakerFailureIf(nil) }, "resilience: WithBreakerFailureIf: predicate is nil"},
+		{"classifier nil", func() resilience.BreakerOption { return resilience.WithBreakerClassifier(nil) }, "resilience: WithBreakerClassifier: classifier is nil"},
 		{"clock nil", func() resilience.BreakerOption { return resilience.WithClock(nil) }, "resilience: WithClock: clock is nil"},
 		{"clock typed nil", func() resilience.BreakerOption { return resilience.WithClock((*clock.Mock)(nil)) }, "resilience: WithClock: clock is a nil *clock.Mock"},
 		{"observer nil", func() resilience.BreakerOption { return resilience.WithObserver(nil) }, "resilience: WithObserver: observer is nil"},

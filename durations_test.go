@@ -43,7 +43,7 @@ func TestDurationOptionsSaturate(t *testing.T) {
 		{"WithThrottleWindow: counts of a century ago still count", func(t *testing.T, d time.Duration) {
 			clk := newManualClock()
 			th := resilience.NewAdaptiveThrottler(resilience.WithThrottleWindow(d), resilience.WithClock(clk),
-				resilience.WithRand(neverRand{}), resilience.WithThrottleAcceptedIf(func(err error) bool { return err == nil }))
+				resilience.WithRand(neverRand{}), resilience.WithThrottleClassifier(failEvery))
 			for range 50 {
 				done, err := th.Enter(ctx)
 				require.NoError(t, err)

@@ -76,3 +76,31 @@ func ExampleBreaker_Trip() {
 	// open
 	// closed
 }
+
+func ExampleWithBreakerClassifier() {
+	// A "not found" is the service's answer: it neither opens the breaker
+	// nor ends a run of failures.
+	errNotFound := errors.New("not found")
+	breaker := resilience.NewBreaker(
+		resilience.WithBreakerThreshold(2),
+		resilience.WithBreakerClassifier(func(err error) resilience.Outcome {
+			if errors.Is(err, errNotFound) || errors.Is(err, context.Canceled) {
+				return resilience.OutcomeIgnored
+			}
+			return resilience.OutcomeFailure
+		}),
+	)
+	policy := resilience.Guarded[string](breaker)
+	down := func(context.Context) (string, error) { return "", errors.New("down") }
+	missing := func(context.Context) (string, error) { return "", errNotFound }
+
+	resilience.Do(context.Background(), policy, down)
+	resilience.Do(context.Background(), policy, missing)
+	resilience.Do(context.Background(), policy, missing)
+	fmt.Println(breaker.State(), breaker.Metrics().ConsecutiveFailures)
+	resilience.Do(context.Background(), policy, down)
+	fmt.Println(breaker.State())
+	// Output:
+	// closed 1
+	// open
+}

@@ -116,8 +116,8 @@ const (
 	// EventReplenished: an exhausted [RetryBudget] allowed a retry again
 	// (Attempt, Duration).
 	EventReplenished
-	// EventLimitChanged: an [AdaptiveLimiter] moved its limit (Attempt
-	// holds the limit before, Size the limit after, Reason why).
+	// EventLimitChanged: an [AdaptiveLimiter] moved its limit (OldLimit,
+	// NewLimit, Reason why).
 	EventLimitChanged
 	// EventChaos: a chaos policy injected into a call (Component says what).
 	EventChaos
@@ -169,8 +169,8 @@ type Event struct {
 	// Name is the component's name, from WithName.
 	Name string
 	// Attempt is the attempt the event is about, from 1; in a Retry's
-	// EventCallEnded, the attempts the call made. In EventLimitChanged it
-	// is no attempt but the limit before the change.
+	// EventCallEnded, the last attempt, which is the attempts the call
+	// made.
 	Attempt int
 	// Err is the error the event is about.
 	Err error
@@ -185,9 +185,11 @@ type Event struct {
 	// how long the budget refused retries; in EventRecovered, how long
 	// the limiter went without its store.
 	Duration time.Duration
-	// Size is the number of items of a batch; in EventLimitChanged, the
-	// limit after the change.
+	// Size is the number of items of a batch.
 	Size int
+	// OldLimit and NewLimit are an adaptive limiter's limits before and
+	// after an EventLimitChanged.
+	OldLimit, NewLimit int
 	// From and To are a breaker's states before and after a change.
 	From, To BreakerState
 	// Panic is the panic of an EventLatePanic.

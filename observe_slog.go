@@ -130,7 +130,7 @@ func commonAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	if e.Name != "" {
 		attrs = append(attrs, slog.String("name", e.Name))
 	}
-	if e.Attempt > 0 && e.Kind != EventLimitChanged {
+	if e.Attempt > 0 {
 		attrs = append(attrs, slog.Int("attempt", e.Attempt))
 	}
 	if e.Err != nil {
@@ -160,7 +160,7 @@ func kindAttrs(attrs []slog.Attr, e Event) []slog.Attr {
 	case EventStateChange:
 		attrs = append(attrs, slog.String("from", e.From.String()), slog.String("to", e.To.String()))
 	case EventLimitChanged:
-		attrs = append(attrs, slog.Int("from", e.Attempt), slog.Int("to", e.Size))
+		attrs = append(attrs, slog.Int("from", e.OldLimit), slog.Int("to", e.NewLimit))
 	case EventBatchSent:
 		attrs = append(attrs, slog.Int("size", e.Size))
 	}

@@ -79,7 +79,7 @@ func TestSlogObserver(t *testing.T) {
 			resilience.Event{Kind: resilience.EventRefused, Component: "adaptive-limiter", Err: errShed, Wait: time.Millisecond},
 			`level=DEBUG msg=refused component=adaptive-limiter error="resilience: adaptive limit exceeded" priority=sheddable retry_after=1ms`},
 		{"limit changed",
-			resilience.Event{Kind: resilience.EventLimitChanged, Component: "adaptive-limiter", Name: "api", Attempt: 20, Size: 25, Reason: errors.New("latency")},
+			resilience.Event{Kind: resilience.EventLimitChanged, Component: "adaptive-limiter", Name: "api", OldLimit: 20, NewLimit: 25, Reason: errors.New("latency")},
 			`level=INFO msg=limit-changed component=adaptive-limiter name=api reason=latency from=20 to=25`},
 		{"wait started",
 			resilience.Event{Kind: resilience.EventWaitStarted, Component: "bulkhead", Name: "db"},

@@ -202,7 +202,7 @@ func describe(e Event, errText string) string {
 	case EventStateChange:
 		return e.From.String() + " → " + e.To.String()
 	case EventLimitChanged:
-		b.WriteString(": " + strconv.Itoa(e.Attempt) + " → " + strconv.Itoa(e.Size))
+		b.WriteString(": " + strconv.Itoa(e.OldLimit) + " → " + strconv.Itoa(e.NewLimit))
 		if e.Reason != nil {
 			b.WriteString(" (" + errorText(e.Reason) + ")")
 		}

@@ -311,8 +311,8 @@ func TestRegistryEventText(t *testing.T) {
 		{resilience.Event{Kind: resilience.EventRetry, Attempt: 2, Err: down, Wait: time.Second}, "retry #2: down (wait 1s)"},
 		{resilience.Event{Kind: resilience.EventCallEnded, Attempt: 1, Duration: 3 * time.Millisecond}, "call-ended #1 (took 3ms)"},
 		{resilience.Event{Kind: resilience.EventHedge}, "hedge"},
-		{resilience.Event{Kind: resilience.EventLimitChanged, Attempt: 10, Size: 12}, "limit-changed: 10 → 12"},
-		{resilience.Event{Kind: resilience.EventLimitChanged, Attempt: 10, Size: 5, Reason: down}, "limit-changed: 10 → 5 (down)"},
+		{resilience.Event{Kind: resilience.EventLimitChanged, OldLimit: 10, NewLimit: 12}, "limit-changed: 10 → 12"},
+		{resilience.Event{Kind: resilience.EventLimitChanged, OldLimit: 10, NewLimit: 5, Reason: down}, "limit-changed: 10 → 5 (down)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.want, func(t *testing.T) {
@@ -523,7 +523,7 @@ func TestRegistryBrokenErrorText(t *testing.T) {
 			nilText, "refused: " + nilText},
 		{"panic with a value", resilience.Event{Kind: resilience.EventRetry, Attempt: 1, Err: panicError("boom")},
 			"%!v(PANIC=Error method: boom)", "retry #1: %!v(PANIC=Error method: boom)"},
-		{"typed nil reason", resilience.Event{Kind: resilience.EventLimitChanged, Attempt: 10, Size: 5, Reason: typedNil},
+		{"typed nil reason", resilience.Event{Kind: resilience.EventLimitChanged, OldLimit: 10, NewLimit: 5, Reason: typedNil},
 			"", "limit-changed: 10 → 5 (" + nilText + ")"},
 	}
 	for _, tc := range tests {

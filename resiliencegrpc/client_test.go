@@ -429,7 +429,12 @@ func TestUnaryAttemptTimeoutSeenByGuards(t *testing.T) {
 		t.Run(tc.late.String(), func(t *testing.T) {
 			clk := &lateClock{now: time.Now()}
 			b := resilience.NewBreaker(resilience.WithBreakerThreshold(1),
-				resilience.WithBreakerFailureIf(func(err error) bool { return errors.Is(err, resilience.ErrTimeout) }))
+				resilience.WithBreakerClassifier(func(err error) resilience.Outcome {
+					if errors.Is(err, resilience.ErrTimeout) {
+						return resilience.OutcomeFailure
+					}
+					return resilience.OutcomeSuccess
+				}))
 			interceptor := resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClock(clk), resiliencegrpc.WithAttempts(1),
 				resiliencegrpc.WithAttemptTimeout(50*time.Millisecond),
 				resiliencegrpc.WithClientGuard(resiliencegrpc.PerMethod, func(string) resilience.Guard { return b }))

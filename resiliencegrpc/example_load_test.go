@@ -61,17 +61,17 @@ func (refusing) Check(context.Context, *healthpb.HealthCheckRequest) (*healthpb.
 	return nil, status.Error(codes.ResourceExhausted, "overloaded")
 }
 
-// A client whose adaptive throttler, told by Accepted what the server
+// A client whose adaptive throttler, told by ThrottleOutcome what the server
 // took, soon refuses calls itself rather than send them to a server that
 // refuses them all.
-func ExampleAccepted() {
+func ExampleThrottleOutcome() {
 	srv := grpc.NewServer()
 	healthpb.RegisterHealthServer(srv, refusing{})
 	lis, _ := net.Listen("tcp", "127.0.0.1:0")
 	go func() { _ = srv.Serve(lis) }()
 	defer srv.Stop()
 
-	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleAcceptedIf(resiliencegrpc.Accepted))
+	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleClassifier(resiliencegrpc.ThrottleOutcome))
 	conn, _ := grpc.NewClient(lis.Addr().String(),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClientGuard(resiliencegrpc.PerTarget,

@@ -9,27 +9,39 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Accepted reports whether an attempt's outcome, as the client
-// interceptors tell their guards, means that the server took the call:
-// give it to resilience.WithThrottleAcceptedIf when a
+// ThrottleOutcome classifies an attempt's outcome, as the client
+// interceptors tell their guards, by whether the server took the call:
+// give it to resilience.WithThrottleClassifier when a
 // resilience.AdaptiveThrottler is a guard of [WithClientGuard], so that the
 // throttle counts what the server refuses:
 //
-//	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleAcceptedIf(resiliencegrpc.Accepted))
+//	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleClassifier(resiliencegrpc.ThrottleOutcome))
 //	interceptor := resiliencegrpc.UnaryClientInterceptor(resiliencegrpc.WithClientGuard(resiliencegrpc.PerTarget,
 //		func(string) resilience.Guard { return throttle }))
 //
-// Not accepted: RESOURCE_EXHAUSTED and UNAVAILABLE, with which a server
+// Not accepted (resilience.OutcomeFailure): RESOURCE_EXHAUSTED and
+// UNAVAILABLE, with which a server
 // refuses a call it cannot take now (as this package's server
 // interceptors do) or the call finds no server; DEADLINE_EXCEEDED, a call
 // the server did not answer in time; a refusal by a guard after the
 // throttle, which reads as UNAVAILABLE and matches resilience.ErrRefused.
-// Accepted: every other outcome, INTERNAL included: the server answered,
-// even if wrongly. (The throttle's default reads a status's code not at
-// all, and counts a server's RESOURCE_EXHAUSTED without pushback as
-// accepted.) A call its caller cancelled counts for nothing, whatever
-// Accepted says: the throttle sees to that.
-func Accepted(err error) bool {
+// Accepted
+// (resilience.OutcomeSuccess): every other outcome, INTERNAL included: the
+// server answered, even if wrongly. (The throttle's default reads a
+// status's code not at all, and counts a server's RESOURCE_EXHAUSTED
+// without pushback as accepted.) A call its
+// caller cancelled counts for nothing, whatever ThrottleOutcome says: the
+// throttle sees to that.
+func ThrottleOutcome(err error) resilience.Outcome {
+	if accepted(err) {
+		return resilience.OutcomeSuccess
+	}
+	return resilience.OutcomeFailure
+}
+
+// accepted reports whether the server took the call (see
+// ThrottleOutcome).
+func accepted(err error) bool {
 	switch status.Code(err) {
 	case codes.ResourceExhausted, codes.Unavailable, codes.DeadlineExceeded:
 		return false

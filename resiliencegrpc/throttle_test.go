@@ -36,7 +36,7 @@ func (s *cycling) Check(context.Context, *healthpb.HealthCheckRequest) (*healthp
 }
 
 // TestClientAdaptiveThrottler: an AdaptiveThrottler as the client
-// interceptor's guard, told what the server accepted by Accepted, starts
+// interceptor's guard, told what the server accepted by ThrottleOutcome, starts
 // refusing calls locally against a server that refuses three calls in
 // four with RESOURCE_EXHAUSTED or UNAVAILABLE, and sends it fewer; its
 // refusals match ErrThrottled, carry a retry hint, and are not retried.
@@ -57,7 +57,7 @@ func TestClientAdaptiveThrottler(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := &cycling{codes: tc.codes}
 			th := resilience.NewAdaptiveThrottler(
-				resilience.WithThrottleAcceptedIf(resiliencegrpc.Accepted),
+				resilience.WithThrottleClassifier(resiliencegrpc.ThrottleOutcome),
 				resilience.WithRand(rand.New(rand.NewPCG(1, 2))),
 				resilience.WithClock(clock.NewMock())) // the window never slides
 			cc := serve(t, srv, nil, grpc.WithUnaryInterceptor(resiliencegrpc.UnaryClientInterceptor(
@@ -89,9 +89,9 @@ func TestClientAdaptiveThrottler(t *testing.T) {
 	}
 }
 
-// TestAccepted: what the client interceptors tell their guards, read as
-// the AdaptiveThrottler's accepted.
-func TestAccepted(t *testing.T) {
+// TestThrottleOutcome: what the client interceptors tell their guards, read as
+// the AdaptiveThrottler's outcomes: accepted (true) or not.
+func TestThrottleOutcome(t *testing.T) {
 	tests := []struct {
 		name string
 		err  error
@@ -116,7 +116,11 @@ func TestAccepted(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, resiliencegrpc.Accepted(tc.err), "Accepted(%v)", tc.err)
+			want := resilience.OutcomeFailure
+			if tc.want {
+				want = resilience.OutcomeSuccess
+			}
+			assert.Equal(t, want, resiliencegrpc.ThrottleOutcome(tc.err), "ThrottleOutcome(%v)", tc.err)
 		})
 	}
 }

@@ -79,7 +79,7 @@
 // sentinel (resilience.ErrBreakerOpen, resilience.ErrBulkheadFull…) and
 // matches resilience.ErrRefused, whatever the guard. An
 // AdaptiveThrottler among the guards counts what the server accepted by
-// [Accepted]; its refusals (resilience.ErrThrottled) are not retried.
+// [ThrottleOutcome]; its refusals (resilience.ErrThrottled) are not retried.
 //
 // # Testing
 //

@@ -44,16 +44,16 @@ func ExamplePriorityFromHeader() {
 	// Output: 200 OK critical
 }
 
-// An AdaptiveThrottler among a Transport's guards, told by Accepted what
+// An AdaptiveThrottler among a Transport's guards, told by ThrottleOutcome what
 // the server took: against a server that refuses most requests, the
 // client soon refuses some itself, without sending them.
-func ExampleAccepted() {
+func ExampleThrottleOutcome() {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "overloaded", http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
 
-	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleAcceptedIf(resiliencehttp.Accepted))
+	throttle := resilience.NewAdaptiveThrottler(resilience.WithThrottleClassifier(resiliencehttp.ThrottleOutcome))
 	client := resiliencehttp.NewClient(resiliencehttp.WithGuards(throttle), resiliencehttp.WithRetry(resilience.WithAttempts(1)))
 	defer client.CloseIdleConnections()
 

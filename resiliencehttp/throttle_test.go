@@ -17,7 +17,7 @@ import (
 )
 
 // TestTransportAdaptiveThrottler: an AdaptiveThrottler among the
-// Transport's guards, told what the server accepted by Accepted, starts
+// Transport's guards, told what the server accepted by ThrottleOutcome, starts
 // refusing calls locally against a server that refuses three calls in
 // four (429 or 503), and sends it fewer of them; its refusals match
 // ErrThrottled, carry a retry hint, and are not retried. Against a server
@@ -38,7 +38,7 @@ func TestTransportAdaptiveThrottler(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newServer(t, statuses(tc.codes...))
 			th := resilience.NewAdaptiveThrottler(
-				resilience.WithThrottleAcceptedIf(resiliencehttp.Accepted),
+				resilience.WithThrottleClassifier(resiliencehttp.ThrottleOutcome),
 				resilience.WithRand(rand.New(rand.NewPCG(1, 2))),
 				resilience.WithClock(clock.NewMock())) // the window never slides
 			tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithGuards(th), noWait)
@@ -116,9 +116,9 @@ type drawsZero struct{}
 
 func (drawsZero) Uint64() uint64 { return 0 }
 
-// TestAccepted: what the Transport tells its guards, read as the
-// AdaptiveThrottler's accepted.
-func TestAccepted(t *testing.T) {
+// TestThrottleOutcome: what the Transport tells its guards, read as the
+// AdaptiveThrottler's outcomes: accepted (true) or not.
+func TestThrottleOutcome(t *testing.T) {
 	status := func(code int) error { return &resiliencehttp.StatusError{StatusCode: code} }
 	tests := []struct {
 		name string
@@ -141,7 +141,11 @@ func TestAccepted(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, resiliencehttp.Accepted(tc.err), "Accepted(%v)", tc.err)
+			want := resilience.OutcomeFailure
+			if tc.want {
+				want = resilience.OutcomeSuccess
+			}
+			assert.Equal(t, want, resiliencehttp.ThrottleOutcome(tc.err), "ThrottleOutcome(%v)", tc.err)
 		})
 	}
 }
