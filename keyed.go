@@ -184,7 +184,13 @@ func (k *Keyed[K, G]) Lookup(key K) (g G, ok bool) {
 
 // Enter asks the guard of the call's key, as the [Guard] interface says.
 func (k *Keyed[K, G]) Enter(ctx context.Context) (done func(err error), err error) {
-	key := k.key(ctx)
+	return k.EnterKey(ctx, k.key(ctx))
+}
+
+// EnterKey is Enter for a call whose key the caller has at hand, such as a
+// transport with the request's host: it asks key's guard, and the key
+// function is not called.
+func (k *Keyed[K, G]) EnterKey(ctx context.Context, key K) (done func(err error), err error) {
 	e, err := k.acquire(ctx, key)
 	if err != nil {
 		return nil, err

@@ -114,6 +114,30 @@ func TestTransportMaxHosts(t *testing.T) {
 	assert.Equal(t, []string{a.Listener.Addr().String(), b.Listener.Addr().String(), a.Listener.Addr().String()}, made)
 }
 
+// TestTransportMaxHostsKeepsOpenBreakers: with room for one host, a host
+// whose breaker is open keeps it while other hosts are called (their
+// requests go without host guards meanwhile), so the host that is down is
+// not called again before its cool-down.
+func TestTransportMaxHostsKeepsOpenBreakers(t *testing.T) {
+	down, up := newServer(t, statuses(500)), newServer(t, statuses(200))
+	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithMaxHosts(1), resiliencehttp.WithRetry(resilience.WithAttempts(1)),
+		resiliencehttp.WithHostGuard(func(string) resilience.Guard {
+			return resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Hour))
+		}))
+	resp, err := get(t, tr, down.URL)
+	require.NoError(t, err)
+	readAll(t, resp)
+	for range 3 {
+		resp, err := get(t, tr, up.URL)
+		require.NoError(t, err, "a call to another host is never refused")
+		readAll(t, resp)
+		_, err = get(t, tr, down.URL)
+		require.ErrorIs(t, err, resilience.ErrBreakerOpen, "the open breaker is kept")
+	}
+	assert.Equal(t, int64(1), down.requests.Load())
+	assert.Equal(t, int64(3), up.requests.Load())
+}
+
 func TestTransportRefusalsReleaseOuterGuards(t *testing.T) {
 	outer := &recordGuard{}
 	tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithRetry(resilience.WithAttempts(1)),

@@ -1,65 +1,59 @@
 package resiliencehttp
 
 import (
-	"container/list"
-	"sync"
+	"context"
 
 	"github.com/faf87a20/resilience"
 )
 
-// hostGuards keeps the guards of each host, made on a host's first call,
-// for at most max hosts: the least recently called host loses its guards
-// first. A host whose guards were evicted gets new ones; calls still
-// holding the old ones finish with them.
+// hostGuards keeps the guards of each host, made on a host's first call:
+// one resilience.Keyed per WithHostGuard, keyed by host, holding at most
+// max hosts. A host's guards go when they rest (see resilience.Keyed),
+// never while a call is in flight on them or its breaker is open; a new
+// host while every one held is busy goes unguarded by them, rather than
+// refused or cause an open breaker to be forgotten.
 type hostGuards struct {
-	makers []func(host string) resilience.Guard
-	max    int
-
-	mu    sync.Mutex
-	hosts map[string]*list.Element // of *hostEntry
-	order list.List                // front: most recently called
-}
-
-type hostEntry struct {
-	host   string
-	guards []resilience.Guard
+	keyed []*resilience.Keyed[string, resilience.Guard]
 }
 
 func newHostGuards(makers []func(string) resilience.Guard, max int) *hostGuards {
-	return &hostGuards{makers: makers, max: max, hosts: make(map[string]*list.Element)}
+	h := &hostGuards{}
+	for _, mk := range makers {
+		newGuard := func(host string) resilience.Guard {
+			g := mk(host)
+			if g == nil {
+				panic("resiliencehttp: WithHostGuard: constructor returned nil for host " + host)
+			}
+			return g
+		}
+		h.keyed = append(h.keyed, resilience.NewKeyed(noHostKey, newGuard,
+			resilience.WithKeyedMaxKeys(max), resilience.WithKeyedOverflow(unguarded{})))
+	}
+	return h
 }
 
-// get returns host's guards, making them if the host has none. The makers
-// run outside the lock; when two calls make guards for the same host at
-// once, the first to store them wins and the other's are dropped unused.
+// noHostKey is the key function of hostGuards' Keyed, which are asked with
+// EnterKey alone.
+func noHostKey(context.Context) string { return "" }
+
+// get returns host's guards.
 func (h *hostGuards) get(host string) []resilience.Guard {
-	h.mu.Lock()
-	if e, ok := h.hosts[host]; ok {
-		h.order.MoveToFront(e)
-		guards := e.Value.(*hostEntry).guards
-		h.mu.Unlock()
-		return guards
-	}
-	h.mu.Unlock()
-
-	guards := make([]resilience.Guard, len(h.makers))
-	for i, mk := range h.makers {
-		if guards[i] = mk(host); guards[i] == nil {
-			panic("resiliencehttp: WithHostGuard: constructor returned nil for host " + host)
-		}
-	}
-
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if e, ok := h.hosts[host]; ok {
-		h.order.MoveToFront(e)
-		return e.Value.(*hostEntry).guards
-	}
-	h.hosts[host] = h.order.PushFront(&hostEntry{host: host, guards: guards})
-	for h.order.Len() > h.max {
-		oldest := h.order.Back()
-		h.order.Remove(oldest)
-		delete(h.hosts, oldest.Value.(*hostEntry).host)
+	guards := make([]resilience.Guard, len(h.keyed))
+	for i, k := range h.keyed {
+		guards[i] = hostGuard{k, host}
 	}
 	return guards
 }
+
+// hostGuard is one host's guard of one WithHostGuard.
+type hostGuard struct {
+	k    *resilience.Keyed[string, resilience.Guard]
+	host string
+}
+
+func (g hostGuard) Enter(ctx context.Context) (func(error), error) { return g.k.EnterKey(ctx, g.host) }
+
+// unguarded admits every call: the overflow of hostGuards.
+type unguarded struct{}
+
+func (unguarded) Enter(context.Context) (func(error), error) { return func(error) {}, nil }

@@ -23,13 +23,48 @@ func PerKey[K comparable](l *resilience.KeyedRateLimiter[K], key func(r *http.Re
 	if key == nil {
 		panic("resiliencehttp: PerKey: key function is nil")
 	}
-	g := l.Guard(func(ctx context.Context) K { return key(ctx.Value(requestKey{}).(*http.Request)) })
-	return RefusalStatus(requestGuard{g}, http.StatusTooManyRequests)
+	return RefusalStatus(ByRequest(l.Guard(RequestKey(key))), http.StatusTooManyRequests)
 }
 
-// ErrNoRequest is the refusal of a [PerKey] guard asked outside [Handler]
+// RequestKey returns a key function for a guard that keys by the request
+// (a [resilience.Keyed], a resilience.KeyedRateLimiter's Guard): it finds
+// the key of the request that [Handler] or [Middleware] serves, with key.
+// Give the guard to Handler through [ByRequest], which puts the request
+// where RequestKey finds it. It panics if key is nil.
+func RequestKey[K comparable](key func(r *http.Request) K) func(ctx context.Context) K {
+	if key == nil {
+		panic("resiliencehttp: RequestKey: key function is nil")
+	}
+	return func(ctx context.Context) K {
+		r, _ := ctx.Value(requestKey{}).(*http.Request)
+		if r == nil { // outside Handler: ByRequest refuses before asking
+			var zero K
+			return zero
+		}
+		return key(r)
+	}
+}
+
+// ByRequest returns g, a guard whose key function is a [RequestKey]'s, as
+// a guard for [Handler] and [Middleware]: they put the request in the
+// context for it. A tenant's own bulkhead:
+//
+//	tenants := resilience.NewKeyed(resiliencehttp.RequestKey(resiliencehttp.Header("X-Tenant")),
+//		func(string) *resilience.Bulkhead { return resilience.NewBulkhead(8) })
+//	h := resiliencehttp.Handler(app, resiliencehttp.ByRequest(tenants))
+//
+// Outside Handler and Middleware the guard refuses every call with an
+// error matching [ErrNoRequest]. It panics if g is nil.
+func ByRequest(g resilience.Guard) resilience.Guard {
+	if g == nil {
+		panic("resiliencehttp: ByRequest: guard is nil")
+	}
+	return requestGuard{g}
+}
+
+// ErrNoRequest is the refusal of a [PerKey] or [ByRequest] guard asked outside [Handler]
 // and [Middleware], which give it the request.
-var ErrNoRequest = errors.New("resiliencehttp: PerKey guard used outside Handler or Middleware: no request to key by")
+var ErrNoRequest = errors.New("resiliencehttp: a guard keyed by the request (PerKey, ByRequest) used outside Handler or Middleware: no request to key by")
 
 // Header returns a key function that keys a request by its header name:
 // "X-User", "X-Tenant". A request without the header has the key "".

@@ -57,3 +57,59 @@ func TestPerKey(t *testing.T) {
 		t.Errorf("Enter outside Handler = %v, want ErrNoRequest", err)
 	}
 }
+
+// TestByRequest: a resilience.Keyed bulkhead per tenant through Handler,
+// its key the request's header by RequestKey: a tenant whose bulkhead is
+// full is refused, the others are served; outside Handler the guard
+// refuses.
+func TestByRequest(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{}, 1)
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Hold") != "" {
+			entered <- struct{}{}
+			<-release
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+	tenants := resilience.NewKeyed(resiliencehttp.RequestKey(resiliencehttp.Header("X-Tenant")),
+		func(string) *resilience.Bulkhead { return resilience.NewBulkhead(1) })
+	srv := httptest.NewServer(resiliencehttp.Handler(app, resiliencehttp.ByRequest(tenants)))
+	defer srv.Close()
+	defer srv.Client().CloseIdleConnections()
+	get := func(tenant string, hold bool) int {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("X-Tenant", tenant)
+		if hold {
+			req.Header.Set("X-Hold", "1")
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Error(err)
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	held := make(chan int, 1)
+	go func() { held <- get("noisy", true) }()
+	<-entered // the noisy tenant's one slot is taken
+	for _, tc := range []struct {
+		tenant string
+		want   int
+	}{{"noisy", http.StatusServiceUnavailable}, {"quiet", http.StatusNoContent}, {"other", http.StatusNoContent}} {
+		if got := get(tc.tenant, false); got != tc.want {
+			t.Errorf("tenant %q: status %d, want %d", tc.tenant, got, tc.want)
+		}
+	}
+	close(release)
+	if got := <-held; got != http.StatusNoContent {
+		t.Errorf("the held request: status %d, want 204", got)
+	}
+	if tenants.Len() != 3 {
+		t.Errorf("Len() = %d, want 3", tenants.Len())
+	}
+	if _, err := resiliencehttp.ByRequest(tenants).Enter(context.Background()); !errors.Is(err, resiliencehttp.ErrNoRequest) {
+		t.Errorf("Enter outside Handler = %v, want ErrNoRequest", err)
+	}
+}

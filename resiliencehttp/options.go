@@ -152,8 +152,10 @@ func WithGuards(guards ...resilience.Guard) TransportOption {
 // of its own, made by newGuard the first time the host is called. Given
 // more than once, each host gets one guard from each, in the order given,
 // after the guards of [WithGuards]. At most [WithMaxHosts] hosts keep their
-// guards; the least recently called loses them first. It panics if newGuard
-// is nil; the transport panics if newGuard returns nil.
+// guards, as a resilience.Keyed keeps them: a host's guards go once they
+// rest, never while a request is in flight on them nor while its breaker is
+// not closed. It panics if newGuard is nil; the transport panics if
+// newGuard returns nil.
 func WithHostGuard(newGuard func(host string) resilience.Guard) TransportOption {
 	if newGuard == nil {
 		panic("resiliencehttp: WithHostGuard: constructor is nil")
@@ -161,10 +163,13 @@ func WithHostGuard(newGuard func(host string) resilience.Guard) TransportOption 
 	return func(c *config) { c.hostGuards = append(c.hostGuards, newGuard) }
 }
 
-// WithMaxHosts bounds how many hosts keep the guards of [WithHostGuard]; a
-// host beyond the bound evicts the least recently called one, whose guards
-// are made anew when it is called again. The default is
-// [DefaultMaxHosts]. It panics if n is less than 1.
+// WithMaxHosts bounds how many hosts keep the guards of [WithHostGuard]. A
+// new host beyond the bound takes the place of one whose guards rest (a
+// closed breaker, no request in flight), which are made anew when that host
+// is called again; while none rests, the new host's requests go without
+// host guards, so that a breaker kept open for a host that is down is never
+// forgotten. The default is [DefaultMaxHosts]. It panics if n is less
+// than 1.
 func WithMaxHosts(n int) TransportOption {
 	if n < 1 {
 		panic(fmt.Sprintf("resiliencehttp: WithMaxHosts: hosts must be at least 1, got %d", n))
