@@ -241,7 +241,7 @@ func FuzzBreaker(f *testing.F) {
 				m.exit(now(), h.t, op == 5)
 			}
 			m.advance(now())
-			metrics := b.Metrics()
+			metrics := b.Snapshot()
 			if metrics.State != m.state {
 				t.Fatalf("op %d (%d): state %v, model %v", i, op, metrics.State, m.state)
 			}

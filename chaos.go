@@ -17,7 +17,7 @@ func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 		panic("resilience: ChaosFault: error is nil")
 	}
 	p := &chaosFault[T]{err: err}
-	p.configure("ChaosFault", "chaos-fault", opts)
+	p.configure("ChaosFault", KindChaosFault, opts)
 	return p
 }
 
@@ -29,7 +29,7 @@ func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
 	checkDuration("ChaosLatency", "latency", d)
 	p := &chaosLatency[T]{d: d}
-	p.configure("ChaosLatency", "chaos-latency", opts)
+	p.configure("ChaosLatency", KindChaosLatency, opts)
 	return p
 }
 
@@ -39,7 +39,7 @@ func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
 // to share.
 func ChaosOutcome[T any](v T, opts ...ChaosOption) Policy[T] {
 	p := &chaosOutcome[T]{v: v}
-	p.configure("ChaosOutcome", "chaos-outcome", opts)
+	p.configure("ChaosOutcome", KindChaosOutcome, opts)
 	return p
 }
 
@@ -53,7 +53,7 @@ func ChaosBehavior[T any](f func(ctx context.Context), opts ...ChaosOption) Poli
 		panic("resilience: ChaosBehavior: behavior is nil")
 	}
 	p := &chaosBehavior[T]{f: f}
-	p.configure("ChaosBehavior", "chaos-behavior", opts)
+	p.configure("ChaosBehavior", KindChaosBehavior, opts)
 	return p
 }
 

@@ -33,7 +33,8 @@ type common struct {
 	clock    Clock // nil: package time
 	observer Observer
 	name     string
-	outcomes bool // the observer asked for an event per call (see OutcomeObserver)
+	outcomes bool   // the observer asked for an event per call (see OutcomeObserver)
+	route    *route // a guard a Registry can hold: where its events go now
 }
 
 // WithClock makes a policy, guard or batcher use c for every reading of the

@@ -61,7 +61,7 @@ func ExampleWithBreakerFailureRate() {
 			return i, nil
 		})
 	}
-	m := breaker.Metrics()
+	m := breaker.Snapshot()
 	fmt.Println(m.State, m.WindowCalls, m.FailureRate)
 	// Output: open 10 0.5
 }

@@ -22,6 +22,7 @@ func Hedge[T any](opts ...HedgeOption) Policy[T] {
 		checkOption("Hedge", o)
 		o.applyHedge(&cfg)
 	}
+	cfg.route = newRoute(KindHedge, &cfg.common)
 	h := &hedge[T]{hedgeConfig: cfg, firstWon: new(hedgeState[T]), direct: callsFn[T]()}
 	h.discard = discardOf[T]("Hedge", cfg.discard)
 	if !cfg.fixed {
@@ -221,7 +222,7 @@ func (h *hedge[T]) newHedges(ctx context.Context, next chain[T], fn Func[T], del
 
 func (h *hedge[T]) ended(ctx context.Context, start time.Time, err error) {
 	if h.outcomes && h.observer != nil {
-		h.observe(ctx, Event{Kind: EventCallEnded, Component: "hedge", Err: err, Duration: h.since(start)})
+		h.observe(ctx, Event{Kind: EventCallEnded, Component: KindHedge, Err: err, Duration: h.since(start)})
 	}
 }
 

@@ -51,14 +51,6 @@ func WithName(name string) Option {
 	return Option{set: func(c *common) { c.name = name }}
 }
 
-// observe hands e to the observer, labelled with the component's name.
-// Callers check c.observer != nil first, so that an unobserved component
-// does not even build the event.
-func (c *common) observe(ctx context.Context, e Event) {
-	e.Name = c.name
-	c.observer.Observe(ctx, e)
-}
-
 // observeDetached is observe for an event emitted in a goroutine that no
 // caller waits on: an abandoned fn's, a losing hedge's, a timer's, a
 // batch's. A panic in Observe there has no call to go up through, and

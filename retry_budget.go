@@ -54,7 +54,7 @@ const (
 	minBudgetRatio = 0.000001 // below, rounding to nine places would cost more than 0.05%
 )
 
-// Components named in the events of a budget.
+// The forms of a budget, after its constructor: RetryBudgetSnapshot.Form.
 const (
 	componentBudget   = "budget"
 	componentThrottle = "throttle"
@@ -148,6 +148,7 @@ func (c *budgetConfig) apply(fn string, opts []RetryBudgetOption) {
 		checkOption(fn, o)
 		o.applyBudget(c)
 	}
+	c.route = newRoute(KindRetryBudget, &c.common)
 }
 
 type budgetOptionFunc func(*budgetConfig)
@@ -253,7 +254,7 @@ func (b *RetryBudget) allow(ctx context.Context, attempt int, err error) (paid i
 	} else {
 		ok = b.takeFloor()
 	}
-	if b.observer != nil {
+	if b.reports() {
 		b.observeAllow(ctx, attempt, ok)
 	}
 	return paid, ok
@@ -265,7 +266,7 @@ func (b *RetryBudget) observeAllow(ctx context.Context, attempt int, ok bool) {
 	if b.exhausted.Load() != ok {
 		// No change: the last decision was the same.
 		if !ok {
-			b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+			b.observe(ctx, Event{Kind: EventRefused, Component: KindRetryBudget, Attempt: attempt, Err: ErrRetryBudgetExhausted})
 		}
 		return
 	}
@@ -284,12 +285,12 @@ func (b *RetryBudget) observeAllow(ctx context.Context, attempt int, ok bool) {
 	switch {
 	case !changed:
 	case ok:
-		b.observe(ctx, Event{Kind: EventReplenished, Component: b.kind, Attempt: attempt, Duration: since})
+		b.observe(ctx, Event{Kind: EventReplenished, Component: KindRetryBudget, Attempt: attempt, Duration: since})
 	default:
-		b.observe(ctx, Event{Kind: EventExhausted, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+		b.observe(ctx, Event{Kind: EventExhausted, Component: KindRetryBudget, Attempt: attempt, Err: ErrRetryBudgetExhausted})
 	}
 	if !ok {
-		b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+		b.observe(ctx, Event{Kind: EventRefused, Component: KindRetryBudget, Attempt: attempt, Err: ErrRetryBudgetExhausted})
 	}
 }
 

@@ -129,7 +129,7 @@ func newLiveService(t *testing.T, opts ...resiliencehttp.StatusOption) *liveServ
 		}
 	}
 	reg.Observe(context.Background(), resilience.Event{
-		Kind: resilience.EventRefused, Component: "ratelimiter", Name: evilName,
+		Kind: resilience.EventRefused, Component: resilience.KindRateLimiter, Name: evilName,
 		Err: errors.New(`<b onmouseover="document.title='pwned'">refused</b>`),
 	})
 	return &liveService{reg: reg, breaker: br, calls: resilience.Guarded[string](br), url: serve(t, reg, opts...)}
