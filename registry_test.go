@@ -209,7 +209,9 @@ func TestRegistrySnapshots(t *testing.T) {
 			Kind: "adaptive-throttler", State: "ok", Health: resilience.HealthOK,
 			AdaptiveThrottler: &resilience.AdaptiveThrottlerSnapshot{},
 		}},
-		{"hedge", func() resilience.Inspector { return resilience.Hedge[int](onMock, resilience.WithHedgeDelay(40*time.Millisecond)).(resilience.Inspector) }, resilience.Snapshot{
+		{"hedge", func() resilience.Inspector {
+			return resilience.Hedge[int](onMock, resilience.WithHedgeDelay(40*time.Millisecond)).(resilience.Inspector)
+		}, resilience.Snapshot{
 			Kind: "hedge", State: "ok", Health: resilience.HealthOK,
 			Hedge: &resilience.HedgeSnapshot{Delay: 40 * time.Millisecond, Fixed: true, BudgetAvailable: 1},
 		}},
