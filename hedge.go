@@ -15,7 +15,9 @@ import (
 // or error not to retry, or the last error when every attempt failed; the
 // losers are cancelled and their results go to the [WithDiscard] hook. The
 // first attempt runs in the caller's goroutine: a default-mode [Timeout]
-// inside the Hedge bounds every attempt. It panics if an option is invalid.
+// inside the Hedge bounds every attempt. The policy is an [Inspector]:
+// register it with reg.Register(name, h.(resilience.Inspector)). It panics
+// if an option is invalid.
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
 	for _, o := range opts {

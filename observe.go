@@ -46,7 +46,10 @@ func WithObserver(o Observer) Option {
 }
 
 // WithName labels a policy, guard or batcher in the events it reports
-// ([Event].Name): "users-api". The default is no name.
+// ([Event].Name): "users-api". The default is no name. A guard registered
+// in a [Registry] takes the name it is registered under, and needs no
+// WithName; one built with it is registered under that name (see
+// [Registry.Register]).
 func WithName(name string) Option {
 	return Option{set: func(c *common) { c.name = name }}
 }
