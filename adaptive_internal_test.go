@@ -224,7 +224,7 @@ func TestAdaptiveLimiterReleaseHandsOver(t *testing.T) {
 		first := enter()
 		l.state.Add(-1) // the release's first step: the slot is free
 		second := enter()
-		if got := l.Queued(); got != 2 {
+		if got := l.Waiting(); got != 2 {
 			t.Fatalf("Queued() = %d with a slot freed and not handed over, want 2: the second call took it", got)
 		}
 		l.mu.Lock() // the release's second step
@@ -242,8 +242,8 @@ func TestAdaptiveLimiterReleaseHandsOver(t *testing.T) {
 			t.Fatalf("the second waiter: %v", r.err)
 		}
 		r.done(nil)
-		if l.InFlight() != 0 || l.Queued() != 0 {
-			t.Errorf("InFlight() = %d, Queued() = %d at the end, want 0, 0", l.InFlight(), l.Queued())
+		if l.InFlight() != 0 || l.Waiting() != 0 {
+			t.Errorf("InFlight() = %d, Queued() = %d at the end, want 0, 0", l.InFlight(), l.Waiting())
 		}
 	})
 }
@@ -270,7 +270,7 @@ func TestAdaptiveLimiterRiseAdmitsWaiters(t *testing.T) {
 			}()
 		}
 		synctest.Wait()
-		if got := l.Queued(); got != 2 {
+		if got := l.Waiting(); got != 2 {
 			t.Fatalf("Queued() = %d with every slot held, want 2", got)
 		}
 		const latency = 10 * time.Millisecond
@@ -291,7 +291,7 @@ func TestAdaptiveLimiterRiseAdmitsWaiters(t *testing.T) {
 				t.Errorf("a waiter: %v", err)
 			}
 		}
-		if got := l.Queued(); got != 0 {
+		if got := l.Waiting(); got != 0 {
 			t.Errorf("Queued() = %d after the rise, want 0", got)
 		}
 	})

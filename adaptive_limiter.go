@@ -116,6 +116,7 @@ func NewAdaptiveLimiter(opts ...AdaptiveLimiterOption) *AdaptiveLimiter {
 	if cfg.initial < cfg.floor || cfg.initial > cfg.ceiling {
 		panic(fmt.Sprintf("resilience: NewAdaptiveLimiter: WithAdaptiveInitial %d is outside the limits [%d, %d]", cfg.initial, cfg.floor, cfg.ceiling))
 	}
+	cfg.route = newRoute(KindAdaptiveLimiter, &cfg.common)
 	l := &AdaptiveLimiter{wait: cfg.wait, waitFrom: cfg.waitFrom.level(), queue: cfg.queue, judge: cfg.classifier, common: cfg.common}
 	l.origin = l.now()
 	l.done = func(err error) { l.exit(enterCtx, 0, err, true) }
@@ -143,8 +144,8 @@ func (l *AdaptiveLimiter) Limit() int { return int(l.limit.Load()) }
 // InFlight returns the number of calls admitted and not yet done.
 func (l *AdaptiveLimiter) InFlight() int { return int(l.state.Load() & adaptiveSlotMask) }
 
-// Queued returns the number of calls waiting for a slot.
-func (l *AdaptiveLimiter) Queued() int { return int(l.state.Load() / adaptiveOneWaiter) }
+// Waiting returns the number of calls waiting for a slot now.
+func (l *AdaptiveLimiter) Waiting() int { return int(l.state.Load() / adaptiveOneWaiter) }
 
 // Enter admits the call or refuses it, as described on [AdaptiveLimiter].
 // The done function it returns must be called exactly once with the call's
@@ -154,7 +155,7 @@ func (l *AdaptiveLimiter) Enter(ctx context.Context) (done func(err error), err 
 	if err != nil {
 		return nil, err
 	}
-	if l.observer != nil {
+	if l.reports() {
 		return func(err error) { l.exit(ctx, t, err, true) }, nil
 	}
 	if t == 0 {
@@ -291,8 +292,8 @@ func (l *AdaptiveLimiter) refuse(ctx context.Context, p Priority) error {
 		l.bound.Store(true)
 	}
 	l.refusedN.Add(1)
-	if l.observer != nil {
-		l.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-limiter", Err: err, Wait: err.after})
+	if l.reports() {
+		l.observe(ctx, Event{Kind: EventRefused, Component: KindAdaptiveLimiter, Err: err, Wait: err.after})
 	}
 	return err
 }
@@ -350,7 +351,7 @@ func (l *AdaptiveLimiter) exit(ctx context.Context, t uint64, err error, report 
 // classifier panicked with, if it did.
 func (l *AdaptiveLimiter) tell(ctx context.Context, d int64, err error, report bool, inFlight int64) (told bool, panicked any) {
 	if l.outcomes && report {
-		l.observe(ctx, Event{Kind: EventCallEnded, Component: "adaptive-limiter", Err: err, Duration: time.Duration(d)})
+		l.observe(ctx, Event{Kind: EventCallEnded, Component: KindAdaptiveLimiter, Err: err, Duration: time.Duration(d)})
 	}
 	if err != nil {
 		if errors.Is(err, context.Canceled) && (ctx == enterCtx || ctx.Err() == context.Canceled) {
@@ -409,8 +410,8 @@ func (l *AdaptiveLimiter) closeWindow(ctx context.Context, now int64) {
 		l.admitWaiters()
 		l.mu.Unlock()
 	}
-	if l.observer != nil && why != nil && lim != old {
-		l.observe(ctx, Event{Kind: EventLimitChanged, Component: "adaptive-limiter", OldLimit: int(old), NewLimit: int(lim), Reason: why})
+	if l.reports() && why != nil && lim != old {
+		l.observe(ctx, Event{Kind: EventLimitChanged, Component: KindAdaptiveLimiter, OldLimit: int(old), NewLimit: int(lim), Reason: why})
 	}
 }
 

@@ -115,7 +115,7 @@ func TestAdaptiveLimiterRefusal(t *testing.T) {
 		})
 	}
 	assert.Equal(t, 8, l.InFlight())
-	assert.Zero(t, l.Queued())
+	assert.Zero(t, l.Waiting())
 	assert.Equal(t, 10, l.Limit())
 }
 
@@ -631,7 +631,7 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 				}()
 				synctest.Wait()
 				if tc.queued {
-					assert.Equal(t, 1, l.Queued())
+					assert.Equal(t, 1, l.Waiting())
 				}
 				switch {
 				case tc.release:
@@ -661,7 +661,7 @@ func TestAdaptiveLimiterWait(t *testing.T) {
 				if !tc.release {
 					held(nil)
 				}
-				assert.Zero(t, l.Queued())
+				assert.Zero(t, l.Waiting())
 			})
 		})
 	}
@@ -785,7 +785,7 @@ func TestAdaptiveLimiterQueue(t *testing.T) {
 					}
 				}
 				assert.Zero(t, l.InFlight())
-				assert.Zero(t, l.Queued())
+				assert.Zero(t, l.Waiting())
 			})
 		})
 	}
@@ -814,11 +814,11 @@ func TestAdaptiveLimiterWaitObserverPanics(t *testing.T) {
 				}()
 				synctest.Wait()
 				if kind == resilience.EventWaitEnded {
-					assert.Equal(t, 1, l.Queued())
+					assert.Equal(t, 1, l.Waiting())
 					held(nil) // the slot goes to the waiter, whose observer panics
 				}
 				assert.Equal(t, "observer", <-panicked)
-				assert.Zero(t, l.Queued())
+				assert.Zero(t, l.Waiting())
 				if kind == resilience.EventWaitStarted {
 					assert.Equal(t, 1, l.InFlight(), "the held call alone")
 					held(nil)
@@ -861,7 +861,7 @@ func TestAdaptiveLimiterConcurrentWaiters(t *testing.T) {
 		wg.Wait()
 		assert.LessOrEqual(t, most.Load(), int64(limit), "most in flight")
 		assert.Zero(t, l.InFlight())
-		assert.Zero(t, l.Queued())
+		assert.Zero(t, l.Waiting())
 	})
 }
 
@@ -1204,7 +1204,7 @@ func TestAdaptiveLimiterWaitPriorityClamped(t *testing.T) {
 					errc <- err
 				}()
 				synctest.Wait()
-				assert.Equal(t, tc.wantWait, l.Queued() == 1, "Queued() = %d", l.Queued())
+				assert.Equal(t, tc.wantWait, l.Waiting() == 1, "Queued() = %d", l.Waiting())
 				for _, done := range held {
 					done(nil)
 				}

@@ -51,6 +51,7 @@ func NewAdaptiveThrottler(opts ...AdaptiveThrottlerOption) *AdaptiveThrottler {
 		checkOption("NewAdaptiveThrottler", o)
 		o.applyAdaptiveThrottler(&cfg)
 	}
+	cfg.route = newRoute(KindAdaptiveThrottler, &cfg.common)
 	t := &AdaptiveThrottler{k: cfg.k, maxRatio: cfg.maxRatio, width: cfg.window / throttleParts, judge: cfg.judge, rand: source{cfg.common.rand}, common: cfg.common}
 	t.width = max(t.width, 1)
 	t.origin = t.now()
@@ -209,8 +210,8 @@ func (t *AdaptiveThrottler) enter(ctx context.Context, _ bool) (uint64, error) {
 	if r := t.ratio(req, acc); r > 0 && float64(t.rand.uint64()>>11)/(1<<53) < r {
 		err := &ShedError{sentinel: ErrThrottled, priority: PriorityFrom(ctx), after: max(time.Duration(t.partEnd.Load()-now), time.Millisecond)}
 		t.refusedN.Add(1)
-		if t.observer != nil {
-			t.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-throttler", Err: err, Wait: err.after})
+		if t.reports() {
+			t.observe(ctx, Event{Kind: EventRefused, Component: KindAdaptiveThrottler, Err: err, Wait: err.after})
 		}
 		return 0, err
 	}

@@ -42,9 +42,9 @@ func (l *AdaptiveLimiter) enqueue(lv int) (*limiterWaiter, bool) {
 // await waits in the queue, up to wait, for a slot to be handed to w.
 func (l *AdaptiveLimiter) await(ctx context.Context, w *limiterWaiter, p Priority, wait time.Duration) error {
 	var start time.Time
-	if l.observer != nil {
+	if l.reports() {
 		start = l.now()
-		l.observeHolding(ctx, Event{Kind: EventWaitStarted, Component: "adaptive-limiter"}, w)
+		l.observeHolding(ctx, Event{Kind: EventWaitStarted, Component: KindAdaptiveLimiter}, w)
 	}
 	wctx, stop := l.waitCtx(ctx, wait)
 	defer stop()
@@ -54,15 +54,15 @@ func (l *AdaptiveLimiter) await(ctx context.Context, w *limiterWaiter, p Priorit
 	case <-wctx.Done():
 		err = l.leave(ctx, w, p)
 	}
-	if l.observer != nil {
-		e := Event{Kind: EventWaitEnded, Component: "adaptive-limiter", Wait: l.since(start), Err: err}
+	if l.reports() {
+		e := Event{Kind: EventWaitEnded, Component: KindAdaptiveLimiter, Wait: l.since(start), Err: err}
 		if err == nil {
 			l.observeHolding(ctx, e, w)
 			return nil
 		}
 		l.observe(ctx, e)
 		if se, ok := err.(*ShedError); ok {
-			l.observe(ctx, Event{Kind: EventRefused, Component: "adaptive-limiter", Err: err, Wait: se.after})
+			l.observe(ctx, Event{Kind: EventRefused, Component: KindAdaptiveLimiter, Err: err, Wait: se.after})
 		}
 	}
 	return err

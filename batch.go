@@ -58,7 +58,7 @@ func NewBatcher[In, Out any](fn func(ctx context.Context, batch []In) ([]Out, er
 	if fn == nil {
 		panic("resilience: NewBatcher: fn is nil")
 	}
-	return newBatcher("NewBatcher", "batcher", fn, opts)
+	return newBatcher("NewBatcher", KindBatcher, fn, opts)
 }
 
 // newBatcher builds a batcher for the constructor named ctor, reporting

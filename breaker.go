@@ -81,6 +81,7 @@ func NewBreaker(opts ...BreakerOption) *Breaker {
 	if cfg.common.rand != nil {
 		cfg.rand = source{cfg.common.rand}
 	}
+	cfg.route = newRoute(KindBreaker, &cfg.common)
 	b := &Breaker{cfg: cfg, timed: cfg.slow > 0 || cfg.outcomes, base: cfg.now()}
 	if cfg.windowSpan > 0 {
 		b.times = window.NewTime(cfg.windowSpan)
@@ -118,7 +119,7 @@ func (b *Breaker) publish(from BreakerState) {
 		b.closed = v
 	case BreakerOpen:
 		v.err = &BreakerOpenError{until: m.until, isolated: m.isolated, cfg: &b.cfg}
-		if b.cfg.clock == nil && b.cfg.observer == nil {
+		if b.cfg.clock == nil && !b.cfg.reports() {
 			v.refusal = v.err
 		}
 		if b.cfg.clock == nil && !m.isolated {
@@ -150,7 +151,7 @@ func (b *Breaker) Enter(ctx context.Context) (done func(err error), err error) {
 	}
 	// The closed state's shared done knows no call's context: with an
 	// observer, done is the call's own, so that its events carry ctx.
-	if v := b.view.Load(); v.state == BreakerClosed && t == v.ticket && b.cfg.observer == nil {
+	if v := b.view.Load(); v.state == BreakerClosed && t == v.ticket && !b.cfg.reports() {
 		return v.done, nil
 	}
 	return func(err error) { b.exit(ctx, t, err, true) }, nil
@@ -180,7 +181,7 @@ func (b *Breaker) enterOther(ctx context.Context) (uint64, error) {
 		return b.stamp(v.ticket), nil
 	case BreakerOpen:
 		if !v.ready.Load() && (b.cfg.clock == nil || !b.coolDownOver(v)) {
-			if b.cfg.observer != nil {
+			if b.cfg.reports() {
 				b.reportRefusal(ctx, v.err)
 			}
 			return 0, v.err
@@ -246,7 +247,7 @@ func (b *Breaker) enterSlow(ctx context.Context) (uint64, error) {
 		return nil
 	})
 	if err != nil {
-		if b.cfg.observer != nil {
+		if b.cfg.reports() {
 			b.reportRefusal(ctx, err)
 		}
 		return 0, err

@@ -46,49 +46,6 @@ func (b *Breaker) Reset() {
 	})
 }
 
-// BreakerMetrics is a snapshot of a [Breaker]'s counts.
-type BreakerMetrics struct {
-	State               BreakerState
-	Isolated            bool    // open until Reset
-	ConsecutiveFailures int     // in the closed state, or when it last opened
-	WindowCalls         int     // outcomes in the failure-rate window, if any
-	WindowFailures      int     // failures among them
-	FailureRate         float64 // WindowFailures / WindowCalls, 0 without calls
-	Probes              int     // probes in flight, half-open
-	Trips               int     // times the breaker opened since it was made
-	// HalfOpenIn is the time until the cool-down of an open breaker ends;
-	// 0 when it is not open, or isolated.
-	HalfOpenIn time.Duration
-}
-
-// Metrics returns a snapshot of the breaker's counts.
-func (b *Breaker) Metrics() BreakerMetrics {
-	b.State() // an open breaker whose cool-down is over becomes half-open
-	now := b.cfg.now()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	m := BreakerMetrics{
-		State:               b.m.state,
-		Isolated:            b.m.isolated,
-		ConsecutiveFailures: int(b.closed.failures.Load()),
-		Probes:              b.m.probes,
-		Trips:               b.m.allTrips,
-	}
-	if b.m.state == BreakerOpen && !b.m.isolated {
-		m.HalfOpenIn = max(b.m.until.Sub(now), 0)
-	}
-	switch {
-	case b.closed.ring != nil:
-		m.WindowCalls, m.WindowFailures = b.closed.ring.Counts()
-	case b.times != nil:
-		m.WindowCalls, m.WindowFailures = b.times.Counts(now.Sub(b.base))
-	}
-	if m.WindowCalls > 0 {
-		m.FailureRate = float64(m.WindowFailures) / float64(m.WindowCalls)
-	}
-	return m
-}
-
 // trip opens the breaker at now: for its next cool-down, or until Reset.
 // It returns what the cool-down backoff panicked with, if it did. b.mu is
 // held.

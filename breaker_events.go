@@ -5,9 +5,6 @@ import (
 	"time"
 )
 
-// breakerComponent labels the breaker's events.
-const breakerComponent = "breaker"
-
 // stateChange is a change of state to deliver, with the context of the
 // call that made it (nil for Trip, Reset and the other methods).
 type stateChange struct {
@@ -22,9 +19,6 @@ type outbox struct {
 	head       int  // queue[head:] is pending
 	delivering bool // a goroutine is handing changes out
 }
-
-// reports says whether state changes are handed to anyone.
-func (c *breakerConfig) reports() bool { return c.observer != nil }
 
 // queue adds a change to deliver. b.mu is held.
 func (b *Breaker) queue(from, to BreakerState) {
@@ -82,7 +76,7 @@ func (b *Breaker) deliver() {
 }
 
 func (b *Breaker) handOut(c stateChange) {
-	if b.cfg.observer != nil {
+	if b.cfg.reports() {
 		// The call that made the change: the failure that tripped the
 		// breaker, the probe that closed it. A method such as Trip has
 		// none.
@@ -90,7 +84,7 @@ func (b *Breaker) handOut(c stateChange) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		b.cfg.observe(ctx, Event{Kind: EventStateChange, Component: breakerComponent, From: c.from, To: c.to})
+		b.cfg.observe(ctx, Event{Kind: EventStateChange, Component: KindBreaker, From: c.from, To: c.to})
 	}
 }
 
@@ -101,11 +95,11 @@ func (b *Breaker) reportRefusal(ctx context.Context, err error) {
 	if h, ok := err.(*BreakerOpenError); ok {
 		hint = h.RetryAfter()
 	}
-	b.cfg.observe(ctx, Event{Kind: EventRefused, Component: breakerComponent, Err: err, Wait: hint})
+	b.cfg.observe(ctx, Event{Kind: EventRefused, Component: KindBreaker, Err: err, Wait: hint})
 }
 
 // ended reports a call's end to an observer that asked for outcomes, with
 // the call's context.
 func (b *Breaker) ended(ctx context.Context, err error, took time.Duration) {
-	b.cfg.observe(ctx, Event{Kind: EventCallEnded, Component: breakerComponent, Err: err, Duration: took})
+	b.cfg.observe(ctx, Event{Kind: EventCallEnded, Component: KindBreaker, Err: err, Duration: took})
 }

@@ -278,7 +278,7 @@ func FuzzBreaker(f *testing.F) {
 				m.exit(now(), h.t, opOutcomes[op])
 			}
 			m.advance(now())
-			metrics := b.Metrics()
+			metrics := b.Snapshot()
 			if metrics.State != m.state {
 				t.Fatalf("op %d (%d): state %v, model %v", i, op, metrics.State, m.state)
 			}

@@ -268,7 +268,7 @@ func TestBreakerCountWindowSuccessIsLockFree(t *testing.T) {
 	require.False(t, waited.Load(), "a success waited for the lock")
 	b.mu.Unlock()
 	assert.Equal(t, reads, clk.Reads(), "a success read the clock")
-	m := b.Metrics()
+	m := b.Snapshot()
 	assert.Equal(t, [2]int{100, 0}, [2]int{m.WindowCalls, m.WindowFailures})
 }
 

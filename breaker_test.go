@@ -163,7 +163,7 @@ func TestBreakerProbesAreBounded(t *testing.T) {
 		}
 		require.ErrorIs(t, err, resilience.ErrBreakerOpen, "probe %d is one too many", i)
 	}
-	assert.Equal(t, 2, b.Metrics().Probes)
+	assert.Equal(t, 2, b.Snapshot().Probes)
 	dones[0](context.Canceled) // an ignored outcome frees its probe
 	done, err := b.Enter(context.Background())
 	require.NoError(t, err)
@@ -190,7 +190,7 @@ func TestBreakerPanicCountsAndFreesProbe(t *testing.T) {
 	mock.Add(time.Second)
 	assert.PanicsWithValue(t, "boom", func() { _, _ = p.Execute(context.Background(), boom) })
 	assert.Equal(t, resilience.BreakerOpen, b.State(), "a panicking probe reopens it")
-	assert.Zero(t, b.Metrics().Probes, "and frees its probe")
+	assert.Zero(t, b.Snapshot().Probes, "and frees its probe")
 }
 
 func TestBreakerLateOutcomesIgnored(t *testing.T) {
@@ -202,7 +202,7 @@ func TestBreakerLateOutcomesIgnored(t *testing.T) {
 	b.Reset()
 	early(errDown) // admitted before two state changes
 	assert.Equal(t, resilience.BreakerClosed, b.State())
-	assert.Zero(t, b.Metrics().ConsecutiveFailures)
+	assert.Zero(t, b.Snapshot().ConsecutiveFailures)
 }
 
 func TestBreakerOpenErrorRetryAfter(t *testing.T) {
@@ -271,7 +271,7 @@ func TestBreakerManualControl(t *testing.T) {
 	var open *resilience.BreakerOpenError
 	require.ErrorAs(t, err, &open)
 	assert.Equal(t, time.Duration(1<<63-1), open.RetryAfter())
-	m := b.Metrics()
+	m := b.Snapshot()
 	assert.True(t, m.Isolated)
 	assert.Equal(t, 2, m.Trips)
 	b.Reset()
@@ -279,7 +279,7 @@ func TestBreakerManualControl(t *testing.T) {
 	assert.True(t, ran)
 }
 
-func TestBreakerMetricsWindow(t *testing.T) {
+func TestBreakerSnapshotWindow(t *testing.T) {
 	mock := clock.NewMock()
 	b := resilience.NewBreaker(resilience.WithClock(mock), resilience.WithBreakerThreshold(0), resilience.WithBreakerFailureRate(0.9, 10, 10))
 	for i := range 8 {
@@ -289,8 +289,8 @@ func TestBreakerMetricsWindow(t *testing.T) {
 			outcome(b, nil)
 		}
 	}
-	m := b.Metrics()
-	assert.Equal(t, resilience.BreakerMetrics{State: resilience.BreakerClosed, WindowCalls: 8, WindowFailures: 2, FailureRate: 0.25}, m)
+	m := b.Snapshot()
+	assert.Equal(t, resilience.BreakerSnapshot{State: resilience.BreakerClosed, WindowCalls: 8, WindowFailures: 2, FailureRate: 0.25}, m)
 }
 
 // TestBreakerStateChangeHook: the hook sees every change in order, and may
@@ -373,7 +373,7 @@ func TestBreakerStress(t *testing.T) {
 	total := int64(goroutines * calls)
 	assert.Equal(t, total, answered.Load())
 	assert.Equal(t, total, ran.Load()+refused.Load(), "each call ran or was refused, once")
-	m := b.Metrics()
+	m := b.Snapshot()
 	assert.Equal(t, resilience.BreakerOpen, m.State)
 	assert.Equal(t, 1, m.Trips, "opened exactly once")
 	assert.Equal(t, int32(1), changes.Load())
@@ -744,7 +744,7 @@ func TestBreakerPanicInCoolDownBackoff(t *testing.T) {
 	var open *resilience.BreakerOpenError
 	require.ErrorAs(t, err, &open)
 	assert.Equal(t, time.Minute, open.CoolDownLeft(), "opened for the last cool-down")
-	m := b.Metrics() // hung when the lock stayed held
+	m := b.Snapshot() // hung when the lock stayed held
 	assert.Equal(t, 2, m.Trips)
 	assert.Zero(t, m.Probes)
 	b.Reset()
@@ -767,7 +767,7 @@ func TestBreakerWindowKeepsTheThreshold(t *testing.T) {
 			outcome(b, nil)
 		}
 		assert.Equal(t, resilience.BreakerClosed, b.State())
-		assert.Zero(t, b.Metrics().ConsecutiveFailures)
+		assert.Zero(t, b.Snapshot().ConsecutiveFailures)
 		for range 5 {
 			outcome(b, errDown)
 		}
@@ -828,7 +828,7 @@ func TestBreakerChurn(t *testing.T) {
 	b.State() // delivers anything left
 	assert.Equal(t, int64(4*calls), answered.Load())
 	assert.Zero(t, overlaps.Load(), "the hook ran twice at once")
-	assert.Zero(t, b.Metrics().Probes, "probes left in flight")
+	assert.Zero(t, b.Snapshot().Probes, "probes left in flight")
 	var observed []resilience.BreakerState
 	last := resilience.BreakerClosed
 	for _, e := range obs.take() {
@@ -965,10 +965,10 @@ func TestBreakerTimeWindowBefore1970(t *testing.T) {
 	outcome(b, errDown)
 	clk.Add(-time.Hour - 4*time.Second) // before the breaker was made
 	outcome(b, errDown)
-	assert.Equal(t, 1, b.Metrics().WindowCalls, "the outcome an hour ahead does not count")
+	assert.Equal(t, 1, b.Snapshot().WindowCalls, "the outcome an hour ahead does not count")
 	outcome(b, nil)
 	outcome(b, errDown)
-	m := b.Metrics()
+	m := b.Snapshot()
 	assert.Equal(t, resilience.BreakerOpen, m.State, "2 of 3")
 	assert.Equal(t, 3, m.WindowCalls)
 }

@@ -72,6 +72,7 @@ func NewBulkhead(limit int, opts ...BulkheadOption) *Bulkhead {
 		checkOption("NewBulkhead", o)
 		o.applyBulkhead(&cfg)
 	}
+	cfg.route = newRoute(KindBulkhead, &cfg.common)
 	b := &Bulkhead{limit: int64(limit), wait: cfg.wait, queue: cfg.queue, common: cfg.common}
 	b.doneFunc = func(error) { b.Release() }
 	if b.outcomes {
@@ -119,8 +120,8 @@ func WithBulkheadQueue(n int) BulkheadOption {
 // Limit returns the number of calls the bulkhead lets run at once.
 func (b *Bulkhead) Limit() int { return int(b.limit) }
 
-// InUse returns the number of slots taken now.
-func (b *Bulkhead) InUse() int { return int(b.state.Load() & bulkheadSlotMask) }
+// InFlight returns the number of calls that hold a slot now.
+func (b *Bulkhead) InFlight() int { return int(b.state.Load() & bulkheadSlotMask) }
 
 // Waiting returns the number of calls waiting for a slot now.
 func (b *Bulkhead) Waiting() int { return int(b.state.Load() / bulkheadOneWaiter) }

@@ -38,10 +38,10 @@ func TestBulkheadAdmission(t *testing.T) {
 				err := b.Acquire(context.Background())
 				if tc.wantErr != nil {
 					assert.ErrorIs(t, err, tc.wantErr)
-					assert.Equal(t, tc.held, b.InUse())
+					assert.Equal(t, tc.held, b.InFlight())
 				} else {
 					require.NoError(t, err)
-					assert.Equal(t, tc.held+1, b.InUse())
+					assert.Equal(t, tc.held+1, b.InFlight())
 				}
 				assert.Zero(t, b.Waiting())
 			})
@@ -88,7 +88,7 @@ func TestBulkheadWaitIsServedFirstComeFirstServed(t *testing.T) {
 		b.Release()
 		wg.Wait()
 		assert.Equal(t, []int{0, 1, 2, 3, 4}, order)
-		assert.Zero(t, b.InUse())
+		assert.Zero(t, b.InFlight())
 		assert.Zero(t, b.Waiting())
 	})
 }
@@ -119,7 +119,7 @@ func TestBulkheadWaitEnds(t *testing.T) {
 				assert.ErrorIs(t, <-errc, tc.wantErr)
 				assert.Zero(t, b.Waiting(), "a waiter that gives up leaves the queue")
 				b.Release()
-				assert.Zero(t, b.InUse(), "no slot is lost")
+				assert.Zero(t, b.InFlight(), "no slot is lost")
 				assert.True(t, b.TryAcquire())
 			})
 		})
@@ -141,7 +141,7 @@ func TestBulkheadQueueBound(t *testing.T) {
 		b.Release()
 		require.NoError(t, <-errc)
 		b.Release()
-		assert.Zero(t, b.InUse())
+		assert.Zero(t, b.InFlight())
 	})
 }
 
@@ -152,7 +152,7 @@ func TestBulkheadGuardedPanicFreesSlot(t *testing.T) {
 		defer func() { assert.Equal(t, "boom", recover()) }()
 		_, _ = resilience.Do(context.Background(), p, func(context.Context) (int, error) { panic("boom") })
 	}()
-	assert.Zero(t, b.InUse(), "the panicking call's slot is freed")
+	assert.Zero(t, b.InFlight(), "the panicking call's slot is freed")
 	v, err := resilience.Do(context.Background(), p, okFunc)
 	require.NoError(t, err)
 	assert.Equal(t, 1, v)
@@ -165,7 +165,7 @@ func TestBulkheadEnter(t *testing.T) {
 	_, err = b.Enter(context.Background())
 	assert.ErrorIs(t, err, resilience.ErrBulkheadFull)
 	done(nil)
-	assert.Zero(t, b.InUse())
+	assert.Zero(t, b.InFlight())
 }
 
 // TestBulkheadStress runs many goroutines through a small bulkhead that lets
@@ -210,7 +210,7 @@ func TestBulkheadStress(t *testing.T) {
 	assert.Equal(t, total, answered.Load(), "answers")
 	assert.Equal(t, total, ran.Load(), "calls run")
 	assert.LessOrEqual(t, peak.Load(), int64(limit), "peak concurrency")
-	assert.Zero(t, b.InUse())
+	assert.Zero(t, b.InFlight())
 	assert.Zero(t, b.Waiting())
 }
 
@@ -377,7 +377,7 @@ func TestBulkheadCallEnded(t *testing.T) {
 				}
 			}
 			assert.Equal(t, want, o.take(), "outcomes %v", outcomes)
-			assert.Zero(t, b.InUse())
+			assert.Zero(t, b.InFlight())
 		})
 	}
 }
@@ -404,7 +404,7 @@ func TestBulkheadObserverPanics(t *testing.T) {
 				synctest.Wait()
 				b.Release()
 				assert.Equal(t, "observer failed", <-panicked)
-				assert.Zero(t, b.InUse(), "no slot is lost")
+				assert.Zero(t, b.InFlight(), "no slot is lost")
 				assert.Zero(t, b.Waiting())
 				assert.True(t, b.TryAcquire())
 			})

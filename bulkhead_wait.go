@@ -35,8 +35,8 @@ func (b *Bulkhead) Acquire(ctx context.Context) error {
 // refuse reports a refusal and returns its error.
 func (b *Bulkhead) refuse(ctx context.Context, err error) error {
 	b.refusedN.Add(1)
-	if b.observer != nil {
-		b.observe(ctx, Event{Kind: EventRefused, Component: "bulkhead", Err: err})
+	if b.reports() {
+		b.observe(ctx, Event{Kind: EventRefused, Component: KindBulkhead, Err: err})
 	}
 	return err
 }
@@ -71,9 +71,9 @@ func (b *Bulkhead) enqueue() (*bulkheadWaiter, error) {
 // await waits in the queue for a slot to be handed to w.
 func (b *Bulkhead) await(ctx context.Context, w *bulkheadWaiter) error {
 	var start time.Time
-	if b.observer != nil {
+	if b.reports() {
 		start = b.now()
-		b.observeHolding(ctx, Event{Kind: EventWaitStarted, Component: "bulkhead"}, w)
+		b.observeHolding(ctx, Event{Kind: EventWaitStarted, Component: KindBulkhead}, w)
 	}
 	wctx, stop := b.waitCtx(ctx, b.wait)
 	defer stop()
@@ -89,15 +89,15 @@ func (b *Bulkhead) await(ctx context.Context, w *bulkheadWaiter) error {
 			b.refusedN.Add(1)
 		}
 	}
-	if b.observer != nil {
-		e := Event{Kind: EventWaitEnded, Component: "bulkhead", Wait: b.since(start), Err: err}
+	if b.reports() {
+		e := Event{Kind: EventWaitEnded, Component: KindBulkhead, Wait: b.since(start), Err: err}
 		if err == nil {
 			b.observeHolding(ctx, e, w)
 			return nil
 		}
 		b.observe(ctx, e)
 		if err == ErrBulkheadFull {
-			b.observe(ctx, Event{Kind: EventRefused, Component: "bulkhead", Err: err})
+			b.observe(ctx, Event{Kind: EventRefused, Component: KindBulkhead, Err: err})
 		}
 	}
 	return err
@@ -206,5 +206,5 @@ func (b *Bulkhead) reportsOutcomes() bool { return b.outcomes }
 
 func (b *Bulkhead) callEnded(ctx context.Context, ticket uint64, err error) {
 	d := b.since(b.origin) - time.Duration(ticket)
-	b.observe(ctx, Event{Kind: EventCallEnded, Component: "bulkhead", Err: err, Duration: d})
+	b.observe(ctx, Event{Kind: EventCallEnded, Component: KindBulkhead, Err: err, Duration: d})
 }

@@ -15,7 +15,7 @@ func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 		panic("resilience: ChaosFault: error is nil")
 	}
 	p := &chaosFault[T]{err: err}
-	p.configure("ChaosFault", "chaos-fault", opts)
+	p.configure("ChaosFault", KindChaosFault, opts)
 	return p
 }
 
@@ -27,7 +27,7 @@ func ChaosFault[T any](err error, opts ...ChaosOption) Policy[T] {
 func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
 	checkDuration("ChaosLatency", "latency", d)
 	p := &chaosLatency[T]{d: d}
-	p.configure("ChaosLatency", "chaos-latency", opts)
+	p.configure("ChaosLatency", KindChaosLatency, opts)
 	return p
 }
 
@@ -37,7 +37,7 @@ func ChaosLatency[T any](d time.Duration, opts ...ChaosOption) Policy[T] {
 // to share.
 func ChaosOutcome[T any](v T, opts ...ChaosOption) Policy[T] {
 	p := &chaosOutcome[T]{v: v}
-	p.configure("ChaosOutcome", "chaos-outcome", opts)
+	p.configure("ChaosOutcome", KindChaosOutcome, opts)
 	return p
 }
 
@@ -51,7 +51,7 @@ func ChaosBehavior[T any](f func(ctx context.Context), opts ...ChaosOption) Poli
 		panic("resilience: ChaosBehavior: behavior is nil")
 	}
 	p := &chaosBehavior[T]{f: f}
-	p.configure("ChaosBehavior", "chaos-behavior", opts)
+	p.configure("ChaosBehavior", KindChaosBehavior, opts)
 	return p
 }
 

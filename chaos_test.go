@@ -537,7 +537,7 @@ func countEvents(fig *proofFigures, rec *recorder, start time.Time) {
 			fig.Breaker += fmt.Sprintf("%v at %v", e.To, rec.times[i].Sub(start).Truncate(time.Millisecond))
 		case e.Kind == resilience.EventRefused && e.Component == "breaker":
 			fig.Refused++
-		case e.Kind == resilience.EventRefused && e.Component == "quota":
+		case e.Kind == resilience.EventRefused && e.Component == resilience.KindRetryBudget:
 			fig.RetriesRefused++
 		case e.Kind == resilience.EventRefused && e.Component == "hedge":
 			fig.HedgesRefused++

@@ -33,8 +33,9 @@ type common struct {
 	clock    Clock // nil: package time
 	observer Observer
 	name     string
-	outcomes bool // the observer asked for an event per call (see OutcomeObserver)
-	rand     Rand // from WithRand, drawn from one call at a time; nil: math/rand/v2
+	outcomes bool   // the observer asked for an event per call (see OutcomeObserver)
+	rand     Rand   // from WithRand, drawn from one call at a time; nil: math/rand/v2
+	route    *route // a guard a Registry can hold: where its events go now
 }
 
 // WithClock makes a policy, guard or batcher use c for every reading of the

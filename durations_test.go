@@ -109,7 +109,7 @@ func TestDurationOptionsSaturate(t *testing.T) {
 			hint, ok := resilience.RetryAfter(err)
 			assert.True(t, ok)
 			assert.Greater(t, hint, century/2)
-			assert.Greater(t, b.Metrics().HalfOpenIn, century/2)
+			assert.Greater(t, b.Snapshot().HalfOpenIn, century/2)
 		}},
 		{"WithBreakerFailureExpiry: a failure of a century ago still counts", func(t *testing.T, d time.Duration) {
 			assert.Equal(t, resilience.BreakerOpen, failACenturyApart(t, resilience.WithBreakerThreshold(2), resilience.WithBreakerFailureExpiry(d)))

@@ -61,7 +61,7 @@ func ExampleWithBreakerFailureRate() {
 			return i, nil
 		})
 	}
-	m := breaker.Metrics()
+	m := breaker.Snapshot()
 	fmt.Println(m.State, m.WindowCalls, m.FailureRate)
 	// Output: open 10 0.5
 }
@@ -97,7 +97,7 @@ func ExampleWithBreakerClassifier() {
 	resilience.Do(context.Background(), policy, down)
 	resilience.Do(context.Background(), policy, missing)
 	resilience.Do(context.Background(), policy, missing)
-	fmt.Println(breaker.State(), breaker.Metrics().ConsecutiveFailures)
+	fmt.Println(breaker.State(), breaker.Snapshot().ConsecutiveFailures)
 	resilience.Do(context.Background(), policy, down)
 	fmt.Println(breaker.State())
 	// Output:

@@ -29,7 +29,7 @@ func ExampleNewBulkhead() {
 	_, err := resilience.Do(context.Background(), policy, func(context.Context) (string, error) {
 		return "never runs", nil
 	})
-	fmt.Println(errors.Is(err, resilience.ErrBulkheadFull), bulkhead.InUse())
+	fmt.Println(errors.Is(err, resilience.ErrBulkheadFull), bulkhead.InFlight())
 	close(release)
 	// Output: true 2
 }
@@ -47,7 +47,7 @@ func ExampleWithBulkheadWait() {
 		bulkhead.Release()
 	}()
 	err := bulkhead.Acquire(context.Background()) // waits for the release
-	fmt.Println(err, bulkhead.InUse())
+	fmt.Println(err, bulkhead.InFlight())
 	bulkhead.Release()
 	// Output: <nil> 1
 }

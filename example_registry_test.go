@@ -11,9 +11,9 @@ import (
 func ExampleNewRegistry() {
 	reg := resilience.NewRegistry()
 
-	// The registry is the breaker's observer too, so that its recent
-	// events are kept under its name.
-	breaker := resilience.NewBreaker(resilience.WithName("payments"), resilience.WithObserver(reg))
+	// Register names each guard, and the registry keeps its recent
+	// events under that name from then on.
+	breaker := resilience.NewBreaker()
 	pool := resilience.NewBulkhead(16)
 	if err := reg.Register("payments", breaker); err != nil {
 		panic(err)
@@ -22,9 +22,11 @@ func ExampleNewRegistry() {
 		panic(err)
 	}
 
-	// A name is held once.
-	err := reg.Register("payments", pool)
+	// A name is held once, and a guard has one name.
+	err := reg.Register("payments", resilience.NewBulkhead(4))
 	fmt.Println(errors.Is(err, resilience.ErrAlreadyRegistered))
+	err = reg.Register("payments-again", breaker)
+	fmt.Println(errors.Is(err, resilience.ErrNameMismatch))
 
 	breaker.Trip()
 	_, _ = breaker.Enter(context.Background())
@@ -35,6 +37,7 @@ func ExampleNewRegistry() {
 		}
 	}
 	// Output:
+	// true
 	// true
 	// payments: breaker open (critical)
 	//   1× refused

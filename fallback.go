@@ -116,7 +116,7 @@ func (p *fallback[T]) timed(ctx context.Context, next chain[T], fn Func[T]) (v T
 	if err != nil {
 		v, err = p.answer(ctx, v, err)
 	}
-	p.observe(ctx, Event{Kind: EventCallEnded, Component: "fallback", Err: err, Duration: p.since(start)})
+	p.observe(ctx, Event{Kind: EventCallEnded, Component: KindFallback, Err: err, Duration: p.since(start)})
 	return v, err
 }
 
@@ -130,7 +130,7 @@ func (p *fallback[T]) answer(ctx context.Context, v T, err error) (T, error) {
 		return v, err // the caller has gone: an answer helps nobody
 	}
 	if p.observer != nil {
-		p.observe(ctx, Event{Kind: EventFallback, Component: "fallback", Err: err})
+		p.observe(ctx, Event{Kind: EventFallback, Component: KindFallback, Err: err})
 	}
 	fv, ferr := p.f(ctx, err)
 	if ferr != nil {

@@ -15,13 +15,16 @@ import (
 // or error not to retry, or the last error when every attempt failed; the
 // losers are cancelled and their results go to the [WithDiscard] hook. The
 // first attempt runs in the caller's goroutine: a default-mode [Timeout]
-// inside the Hedge bounds every attempt. It panics if an option is invalid.
+// inside the Hedge bounds every attempt. The policy is an [Inspector]:
+// register it with reg.Register(name, h.(resilience.Inspector)). It panics
+// if an option is invalid.
 func Hedge[T any](opts ...HedgeOption) Policy[T] {
 	cfg := hedgeConfig{max: 1, quantile: 0.95, floor: time.Millisecond, ceiling: time.Second}
 	for _, o := range opts {
 		checkOption("Hedge", o)
 		o.applyHedge(&cfg)
 	}
+	cfg.route = newRoute(KindHedge, &cfg.common)
 	h := &hedge[T]{hedgeConfig: cfg, firstWon: new(hedgeState[T]), direct: callsFn[T]()}
 	h.discard = discardOf[T]("Hedge", cfg.discard)
 	if !cfg.fixed {
@@ -221,7 +224,7 @@ func (h *hedge[T]) newHedges(ctx context.Context, next chain[T], fn Func[T], del
 
 func (h *hedge[T]) ended(ctx context.Context, start time.Time, err error) {
 	if h.outcomes && h.observer != nil {
-		h.observe(ctx, Event{Kind: EventCallEnded, Component: "hedge", Err: err, Duration: h.since(start)})
+		h.observe(ctx, Event{Kind: EventCallEnded, Component: KindHedge, Err: err, Duration: h.since(start)})
 	}
 }
 

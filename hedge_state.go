@@ -38,8 +38,8 @@ func (s *hedgeState[T]) launch(detached bool) {
 	}
 	if !h.budget.take() && !h.budget.takeFloor() {
 		s.mu.Unlock()
-		if h.observer != nil {
-			h.emit(s.ctx, Event{Kind: EventRefused, Component: "hedge", Attempt: s.started + 1, Err: ErrRetryBudgetExhausted}, detached)
+		if h.reports() {
+			h.emit(s.ctx, Event{Kind: EventRefused, Component: KindHedge, Attempt: s.started + 1, Err: ErrRetryBudgetExhausted}, detached)
 		}
 		return
 	}
@@ -56,8 +56,8 @@ func (s *hedgeState[T]) launch(detached bool) {
 	// can answer, and started also when the observer panics or exits its
 	// goroutine, so that no attempt is counted and never run.
 	defer func() { go s.attempt(actx, n) }()
-	if h.observer != nil {
-		h.emit(s.ctx, Event{Kind: EventHedge, Component: "hedge", Attempt: n, Wait: s.delay}, detached)
+	if h.reports() {
+		h.emit(s.ctx, Event{Kind: EventHedge, Component: KindHedge, Attempt: n, Wait: s.delay}, detached)
 	}
 }
 
@@ -108,13 +108,13 @@ func (s *hedgeState[T]) finish(v T, err error, pe *PanicError, n int) {
 		detached := n > 1
 		switch {
 		case pe != nil:
-			if h.observer != nil {
-				h.emit(s.ctx, Event{Kind: EventLatePanic, Component: "hedge", Panic: pe}, detached)
+			if h.reports() {
+				h.emit(s.ctx, Event{Kind: EventLatePanic, Component: KindHedge, Panic: pe}, detached)
 			}
 		case err == nil && h.discard != nil:
-			callDiscard(s.ctx, &h.common, "hedge", h.discard, v, detached)
-			if h.observer != nil {
-				h.emit(s.ctx, Event{Kind: EventDiscarded, Component: "hedge"}, detached)
+			callDiscard(s.ctx, &h.common, KindHedge, h.discard, v, detached)
+			if h.reports() {
+				h.emit(s.ctx, Event{Kind: EventDiscarded, Component: KindHedge}, detached)
 			}
 		}
 		return

@@ -306,7 +306,7 @@ func (k *Keyed[K, G]) insert(ctx context.Context, key K, h uint64, s *keyedTable
 		s.mu.Unlock()
 		k.refusedN.Add(1)
 		if k.observer != nil {
-			k.observe(ctx, Event{Kind: EventRefused, Component: "keyed", Err: ErrKeysFull})
+			k.observe(ctx, Event{Kind: EventRefused, Component: KindKeyed, Err: ErrKeysFull})
 		}
 		return nil, ErrKeysFull
 	}

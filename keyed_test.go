@@ -162,7 +162,7 @@ func TestKeyedFull(t *testing.T) {
 			// Full, every guard busy.
 			_, err := resilience.Do(withKey("c"), p, func(context.Context) (int, error) {
 				if tc.overflow {
-					assert.Equal(t, 1, over.InUse(), "the call is on the overflow guard")
+					assert.Equal(t, 1, over.InFlight(), "the call is on the overflow guard")
 				}
 				return 1, nil
 			})
@@ -172,7 +172,7 @@ func TestKeyedFull(t *testing.T) {
 				require.ErrorIs(t, err, resilience.ErrKeysFull)
 				require.ErrorIs(t, err, resilience.ErrRefused)
 			}
-			assert.Equal(t, 0, over.InUse())
+			assert.Equal(t, 0, over.InFlight())
 			_, ok := k.Lookup("c")
 			assert.False(t, ok)
 
@@ -223,7 +223,7 @@ func TestKeyedRace(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, int64(8*300), answers.Load())
 	for _, b := range made {
-		assert.Equal(t, 0, b.InUse())
+		assert.Equal(t, 0, b.InFlight())
 	}
 }
 
@@ -247,7 +247,7 @@ func TestKeyedEnter(t *testing.T) {
 	require.ErrorIs(t, err, resilience.ErrBulkheadFull)
 	done(nil)
 	g, _ := k.Lookup("a")
-	assert.Equal(t, 0, g.(*resilience.Bulkhead).InUse())
+	assert.Equal(t, 0, g.(*resilience.Bulkhead).InFlight())
 	_, err = resilience.Do(withKey("a"), resilience.Guarded[int](k), okFunc)
 	require.NoError(t, err)
 }

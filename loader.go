@@ -63,7 +63,7 @@ func NewLoader[K comparable, V any](fetch func(ctx context.Context, keys []K) (m
 		}
 		return out, nil
 	}
-	return &Loader[K, V]{b: newBatcher("NewLoader", "loader", fn, opts)}
+	return &Loader[K, V]{b: newBatcher("NewLoader", KindLoader, fn, opts)}
 }
 
 // Load returns the value for key, fetched in a batch with other callers'

@@ -46,17 +46,12 @@ func WithObserver(o Observer) Option {
 }
 
 // WithName labels a policy, guard or batcher in the events it reports
-// ([Event].Name): "users-api". The default is no name.
+// ([Event].Name): "users-api". The default is no name. A guard registered
+// in a [Registry] takes the name it is registered under, and needs no
+// WithName; one built with it is registered under that name (see
+// [Registry.Register]).
 func WithName(name string) Option {
 	return Option{set: func(c *common) { c.name = name }}
-}
-
-// observe hands e to the observer, labelled with the component's name.
-// Callers check c.observer != nil first, so that an unobserved component
-// does not even build the event.
-func (c *common) observe(ctx context.Context, e Event) {
-	e.Name = c.name
-	c.observer.Observe(ctx, e)
 }
 
 // observeDetached is observe for an event emitted in a goroutine that no

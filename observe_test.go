@@ -89,7 +89,7 @@ func TestObserverPanicGoesUp(t *testing.T) {
 			require.True(t, b.TryAcquire())
 			p := resilience.Guarded[int](b)
 			r := recovered(func() { _, _ = p.Execute(ctx, up) })
-			assert.Equal(t, 1, b.InUse(), "the call that panicked took no slot")
+			assert.Equal(t, 1, b.InFlight(), "the call that panicked took no slot")
 			assert.Equal(t, 0, b.Waiting(), "the call that panicked left the queue")
 			b.Release()
 			v, err := p.Execute(ctx, up)
@@ -147,13 +147,13 @@ func TestObserverPanicGoesUp(t *testing.T) {
 			require.True(t, b.TryAcquire())
 			p := resilience.Guarded[int](b)
 			r := recovered(func() { _, _ = p.Execute(ctx, up) })
-			assert.Equal(t, 1, b.InUse(), "the refused call took no slot")
+			assert.Equal(t, 1, b.InFlight(), "the refused call took no slot")
 			assert.Equal(t, 0, b.Waiting(), "the refused call left no waiter")
 			b.Release()
 			v, err := p.Execute(ctx, up)
 			assert.Equal(t, 1, v)
 			assert.NoError(t, err)
-			assert.Equal(t, 0, b.InUse())
+			assert.Equal(t, 0, b.InFlight())
 			return r
 		}},
 	}

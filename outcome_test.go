@@ -103,7 +103,7 @@ func TestBreakerClassifier(t *testing.T) {
 				resilience.WithBreakerFailureRate(1, 10, 10), resilience.WithBreakerClassifier(tc.classifier()))
 			outcome(b, errDown)
 			tc.end(t, func() { _, _ = resilience.Do(context.Background(), resilience.Guarded[int](b), judged) })
-			m := b.Metrics()
+			m := b.Snapshot()
 			assert.Equal(t, resilience.BreakerClosed, m.State)
 			assert.Equal(t, w.closed, closedWant{m.ConsecutiveFailures, m.WindowCalls, m.WindowFailures})
 		})
@@ -115,7 +115,7 @@ func TestBreakerClassifier(t *testing.T) {
 			outcome(b, errDown)
 			mock.Add(time.Second)
 			tc.end(t, func() { _, _ = resilience.Do(context.Background(), resilience.Guarded[int](b), judged) })
-			m := b.Metrics()
+			m := b.Snapshot()
 			assert.Equal(t, w.state, m.State)
 			assert.Zero(t, m.Probes, "the probe's slot is free")
 			for i := range w.toShut {
@@ -149,7 +149,7 @@ func TestBreakerDefaultClassifier(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := resilience.NewBreaker(tc.opts...)
 			outcome(b, tc.err)
-			assert.Equal(t, tc.consecutive, b.Metrics().ConsecutiveFailures)
+			assert.Equal(t, tc.consecutive, b.Snapshot().ConsecutiveFailures)
 		})
 	}
 }

@@ -130,7 +130,7 @@ func TestPanicRule(t *testing.T) {
 					}) {
 						t.Errorf("the guard was told %v, want a *PanicError among them", outcomes)
 					}
-					if n := bh.InUse(); n != 0 {
+					if n := bh.InFlight(); n != 0 {
 						t.Errorf("bulkhead InUse() = %d after the call, want 0", n)
 					}
 				})

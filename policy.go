@@ -240,7 +240,7 @@ func callDiscard[T any](ctx context.Context, c *common, component string, hook f
 		return
 	}
 	defer func() {
-		if r := recover(); r != nil && c.observer != nil {
+		if r := recover(); r != nil && c.reports() {
 			c.observeDetached(ctx, Event{Kind: EventLatePanic, Component: component, Panic: newPanicError(r)})
 		}
 	}()

@@ -91,6 +91,7 @@ func NewRateLimiter(rate float64, burst int, opts ...RateLimitOption) *RateLimit
 		checkOption("NewRateLimiter", o)
 		o.applyRateLimit(&cfg)
 	}
+	cfg.route = newRoute(KindRateLimiter, &cfg.common)
 	return &RateLimiter{limits: newLimits("NewRateLimiter", rate, burst, &cfg.common), wait: cfg.wait, common: cfg.common}
 }
 
@@ -142,7 +143,7 @@ func (l *RateLimiter) Allow() bool {
 		next, wait, ok := l.Take(tat, t, l.Interval, 0)
 		if !ok {
 			l.refusedN.Add(1)
-			if l.observer != nil {
+			if l.reports() {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, 1)
 			}
 			return false
@@ -160,7 +161,7 @@ func (l *RateLimiter) AllowN(n int) bool {
 	checkN("RateLimiter.AllowN", n)
 	if int64(n) > l.MaxN {
 		l.refusedN.Add(1)
-		if l.observer != nil {
+		if l.reports() {
 			l.refusedEvent(context.Background(), ErrRateLimited, 0, int64(n))
 		}
 		return false
@@ -172,7 +173,7 @@ func (l *RateLimiter) AllowN(n int) bool {
 		next, wait, ok := l.Take(tat, t, cost, 0)
 		if !ok {
 			l.refusedN.Add(1)
-			if l.observer != nil {
+			if l.reports() {
 				l.refusedEvent(context.Background(), ErrRateLimited, wait, int64(n))
 			}
 			return false
@@ -189,7 +190,7 @@ func (l *RateLimiter) refusedEvent(ctx context.Context, err error, wait, n int64
 	if l.Never(n, wait) {
 		wait = 0
 	}
-	l.observe(ctx, Event{Kind: EventRefused, Component: "ratelimiter", Err: err, Wait: time.Duration(max(wait, 0))})
+	l.observe(ctx, Event{Kind: EventRefused, Component: KindRateLimiter, Err: err, Wait: time.Duration(max(wait, 0))})
 }
 
 // loadTat reads tat for a compare-and-swap to move it.

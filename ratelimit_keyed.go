@@ -56,6 +56,7 @@ func NewKeyedRateLimiter[K comparable](rate float64, burst int, opts ...KeyedRat
 		checkOption("NewKeyedRateLimiter", o)
 		o.applyKeyedRateLimit(&cfg)
 	}
+	cfg.route = newRoute(KindKeyedRateLimiter, &cfg.common)
 	l := &KeyedRateLimiter[K]{
 		limits:  newLimits("NewKeyedRateLimiter", rate, burst, &cfg.common),
 		wait:    cfg.wait,
@@ -155,11 +156,11 @@ func (l *KeyedRateLimiter[K]) AllowN(key K, n int) bool {
 // that costs no allocation.
 func (l *KeyedRateLimiter[K]) refusedEvent(why rateLimitReason, wait int64) {
 	l.refusedN.Add(1)
-	if l.observer != nil {
+	if l.reports() {
 		if why == rateLimitTooMany || why == rateLimitSpent {
 			wait = 0
 		}
-		l.observe(context.Background(), Event{Kind: EventRefused, Component: "ratelimiter", Err: ErrRateLimited, Wait: time.Duration(max(wait, 0))})
+		l.observe(context.Background(), Event{Kind: EventRefused, Component: KindKeyedRateLimiter, Err: ErrRateLimited, Wait: time.Duration(max(wait, 0))})
 	}
 }
 

@@ -158,7 +158,7 @@ func TestKeyedRateLimiterGuard(t *testing.T) {
 	assert.NoError(t, err)
 	require.Len(t, events.events, 1)
 	assert.Equal(t, resilience.EventRefused, events.events[0].Kind)
-	assert.Equal(t, "ratelimiter", events.events[0].Component)
+	assert.Equal(t, resilience.KindKeyedRateLimiter, events.events[0].Component)
 	assert.Equal(t, 400*time.Millisecond, events.events[0].Wait)
 
 	done, err := l.Guard(userOf).Enter(bob)
@@ -283,8 +283,9 @@ func TestKeyedRateLimiterAllowRefusedEvents(t *testing.T) {
 			require.True(t, keyed.AllowN("alice", tc.take))
 			require.False(t, l.AllowN(tc.n))
 			require.False(t, keyed.AllowN("alice", tc.n))
-			want := resilience.Event{Kind: resilience.EventRefused, Component: "ratelimiter", Err: resilience.ErrRateLimited, Wait: tc.want}
+			want := resilience.Event{Kind: resilience.EventRefused, Component: resilience.KindRateLimiter, Err: resilience.ErrRateLimited, Wait: tc.want}
 			assert.Equal(t, []resilience.Event{want}, single.take(), "RateLimiter.AllowN")
+			want.Component = resilience.KindKeyedRateLimiter
 			assert.Equal(t, []resilience.Event{want}, keyedEvents.take(), "KeyedRateLimiter.AllowN")
 		})
 	}

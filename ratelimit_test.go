@@ -177,14 +177,14 @@ func TestRateLimiterGuardRefusesWithAHint(t *testing.T) {
 	require.Len(t, events.events, 1)
 	e := events.events[0]
 	assert.Equal(t, resilience.EventRefused, e.Kind)
-	assert.Equal(t, "ratelimiter", e.Component)
+	assert.Equal(t, resilience.KindRateLimiter, e.Component)
 	assert.Equal(t, "payments", e.Name)
 	assert.Equal(t, err, e.Err)
 	assert.Equal(t, 300*time.Millisecond, e.Wait)
 
 	assert.False(t, l.Allow())
 	require.Len(t, events.events, 2)
-	assert.Equal(t, resilience.Event{Kind: resilience.EventRefused, Component: "ratelimiter", Name: "payments", Err: resilience.ErrRateLimited, Wait: 300 * time.Millisecond}, events.events[1])
+	assert.Equal(t, resilience.Event{Kind: resilience.EventRefused, Component: resilience.KindRateLimiter, Name: "payments", Err: resilience.ErrRateLimited, Wait: 300 * time.Millisecond}, events.events[1])
 }
 
 // TestRateLimiterClockGoesBackwards: a clock set back reads the bucket as
@@ -415,7 +415,7 @@ func TestRateLimiterWaitEvents(t *testing.T) {
 		call := events.events[3]
 		assert.Equal(t, errFlaky, call.Err)
 		assert.Equal(t, time.Millisecond, call.Duration)
-		assert.Equal(t, "ratelimiter", call.Component)
+		assert.Equal(t, resilience.KindRateLimiter, call.Component)
 	})
 }
 

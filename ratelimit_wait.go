@@ -99,8 +99,8 @@ func (g *limits) refusalFor(why rateLimitReason, wait int64, n int) *RateLimitEr
 // observeRefusal reports err to the observer, if there is one, and returns
 // it.
 func (c *common) observeRefusal(ctx context.Context, err *RateLimitError) error {
-	if c.observer != nil {
-		c.observe(ctx, Event{Kind: EventRefused, Component: "ratelimiter", Err: err, Wait: err.after})
+	if c.reports() {
+		c.observe(ctx, Event{Kind: EventRefused, Component: c.route.kind, Err: err, Wait: err.after})
 	}
 	return err
 }
@@ -163,17 +163,17 @@ func (c *common) budget(ctx context.Context, limit time.Duration) int64 {
 // giveBack and returns ctx's error. It reports the wait to the observer.
 func (c *common) sleepBooked(ctx context.Context, wait int64, giveBack func()) error {
 	var start time.Time
-	if c.observer != nil {
+	if c.reports() {
 		start = c.now()
-		c.observe(ctx, Event{Kind: EventWaitStarted, Component: "ratelimiter"})
+		c.observe(ctx, Event{Kind: EventWaitStarted, Component: c.route.kind})
 	}
 	var err error
 	if !c.sleep(ctx, time.Duration(wait)) {
 		giveBack()
 		err = ctx.Err()
 	}
-	if c.observer != nil {
-		c.observe(ctx, Event{Kind: EventWaitEnded, Component: "ratelimiter", Err: err, Wait: c.since(start)})
+	if c.reports() {
+		c.observe(ctx, Event{Kind: EventWaitEnded, Component: c.route.kind, Err: err, Wait: c.since(start)})
 	}
 	return err
 }
@@ -237,7 +237,7 @@ func (c *common) admitted(origin time.Time) uint64 {
 func (c *common) callEnded(ctx context.Context, origin time.Time, ticket uint64, err error) {
 	if c.outcomes {
 		d := c.since(origin) - time.Duration(ticket)
-		c.observe(ctx, Event{Kind: EventCallEnded, Component: "ratelimiter", Err: err, Duration: d})
+		c.observe(ctx, Event{Kind: EventCallEnded, Component: c.route.kind, Err: err, Duration: d})
 	}
 }
 

@@ -23,10 +23,10 @@ var ErrZeroGuard = errors.New("resilience: zero-value guard")
 // Registry holds guards and policies under names, so that a status page
 // (resiliencehttp.StatusHandler) or a metrics exporter can show each one as
 // it is now: a [Snapshot] of its state, counts and recent events. Reading a
-// snapshot costs the guards' calls nothing. Given to a guard with
-// [WithObserver], it also keeps each registered name's recent events (see
-// [Registry.Observe]). It is safe for concurrent use; the zero value is not
-// usable.
+// snapshot costs the guards' calls nothing. It also keeps the recent
+// events of each guard it holds, which a guard of this package sends it
+// once registered (see [Registry.Register]). It is safe for concurrent
+// use; the zero value is not usable.
 type Registry struct {
 	entries sync.Map      // name → *registryEntry
 	events  int           // records kept per name
@@ -37,7 +37,9 @@ type Registry struct {
 // registryEntry is one registered guard and the ring of its events.
 type registryEntry struct {
 	name  string
-	guard inspectable
+	guard Inspector
+	reg   *Registry
+	route *route // the guard's, if it has one: it sends the entry its events
 
 	mu      sync.Mutex
 	ring    []eventRecord // len == cap once full; next is the oldest
@@ -143,33 +145,51 @@ var defaultRegistry = Registry{events: defaultRegistryEvents, shed: defaultRegis
 // mux. It is made with NewRegistry's defaults.
 func DefaultRegistry() *Registry { return &defaultRegistry }
 
-// Register adds guard under name. guard is a *[Breaker], *[Bulkhead],
+// Register adds g under name, which becomes the guard's name: its events,
+// its snapshots and its metrics carry it. g is a *[Breaker], *[Bulkhead],
 // *[RateLimiter], *[KeyedRateLimiter], *[RetryBudget], *[AdaptiveLimiter],
-// *[AdaptiveThrottler] or a policy made by [Hedge]; the same guard may be
-// registered under several names. To see its events as well, build it
-// with [WithName](name) and [WithObserver](r).
+// *[AdaptiveThrottler], a policy made by [Hedge] (asserted to an
+// [Inspector]), or a guard of another package that implements Inspector.
+//
+// A guard of this package needs nothing more: built without [WithName], it
+// takes name; built without [WithObserver](r), it reports its events to r
+// all the same, and to its own observer, if it has one, under name. A
+// guard built with WithName(name) and WithObserver(r), alone or in a
+// [MultiObserver], keeps working as it did: r hears each of its events
+// once (an observer of your own that wraps r would hand them to r a second
+// time). A guard of another package reports its events through
+// [Registry.Observe], under its own name.
 //
 // It returns an error matching [ErrAlreadyRegistered] if name is taken,
-// and one matching [ErrZeroGuard] if guard is a zero value that no
-// constructor made; guard is not registered then. It panics if name is
-// empty, or if guard is nil or of another kind.
-func (r *Registry) Register(name string, guard any) error {
+// one matching [ErrNameMismatch] (naming both names) if g has another
+// name, given to WithName or to Register elsewhere, and one matching
+// [ErrZeroGuard] (naming the kind) if g is a zero value that no
+// constructor made; g is not registered then. It is safe to call while g
+// serves calls. It panics if name is empty or g is nil.
+func (r *Registry) Register(name string, g Inspector) error {
 	if name == "" {
 		panic("resilience: Registry.Register: name is empty")
 	}
-	if isNil(guard) {
-		panic("resilience: Registry.Register: guard " + strconv.Quote(name) + " is " + nilName(guard))
+	if isNil(g) {
+		panic("resilience: Registry.Register: guard " + strconv.Quote(name) + " is " + nilName(g))
 	}
-	g, ok := guard.(inspectable)
-	if !ok {
-		panic(fmt.Sprintf("resilience: Registry.Register: guard %s is a %T, which a registry cannot show (a guard of this package or a Hedge policy)", strconv.Quote(name), guard))
+	var s Snapshot
+	if err := g.Inspect(&s); err != nil {
+		return fmt.Errorf("resilience: Registry.Register: guard %s is %w", strconv.Quote(name), err)
 	}
-	if !g.made() {
-		return fmt.Errorf("resilience: Registry.Register: guard %s is a zero %s (%T), not made by its constructor: %w",
-			strconv.Quote(name), g.guardKind(), guard, ErrZeroGuard)
+	e := &registryEntry{name: name, guard: g, reg: r}
+	if rg, ok := g.(routed); ok {
+		e.route = rg.eventRoute()
 	}
-	e := &registryEntry{name: name, guard: g}
+	if e.route != nil {
+		if err := e.route.attach(e); err != nil {
+			return err
+		}
+	}
 	if _, taken := r.entries.LoadOrStore(name, e); taken {
+		if e.route != nil {
+			e.route.detach(e)
+		}
 		return fmt.Errorf("resilience: Registry.Register: %s: %w", strconv.Quote(name), ErrAlreadyRegistered)
 	}
 	return nil
@@ -178,15 +198,22 @@ func (r *Registry) Register(name string, guard any) error {
 // Unregister removes the guard registered under name, and its events, and
 // reports whether there was one. A guard made per tenant or per host is
 // unregistered when it is dropped, so that the registry does not keep it.
+// A guard of this package no registry holds any longer reports its events
+// as its constructor was told to, under the name it was built with.
 func (r *Registry) Unregister(name string) bool {
-	_, ok := r.entries.LoadAndDelete(name)
+	v, ok := r.entries.LoadAndDelete(name)
+	if ok {
+		if en := v.(*registryEntry); en.route != nil {
+			en.route.detach(en)
+		}
+	}
 	return ok
 }
 
 // Lookup returns the guard registered under name, as it was given to
 // Register, and whether there is one: a status page's actions use it to
 // reach a breaker.
-func (r *Registry) Lookup(name string) (guard any, ok bool) {
+func (r *Registry) Lookup(name string) (guard Inspector, ok bool) {
 	e, ok := r.entries.Load(name)
 	if !ok {
 		return nil, false
@@ -195,21 +222,28 @@ func (r *Registry) Lookup(name string) (guard any, ok bool) {
 }
 
 // Observe records e among the recent events of the guard registered under
-// e.Name (see [WithName]); it drops the events of names not registered.
-// Give the registry to a guard with [WithObserver], alone or through
-// [MultiObserver], to see its events on a status page, and to see in its
-// snapshots whether it sheds (an [EventRefused] is the only way a
-// registry learns of a refusal). It takes a lock of the name's own and
-// allocates nothing; like events in a row are counted in one record.
+// e.Name; it drops the events of names not registered. A guard of this
+// package needs no call of it: once registered, it sends its events to the
+// registry itself (see [Registry.Register]). A guard of another package
+// is given the registry as its observer. The events show on a status
+// page, and tell the snapshots whether the guard sheds (an [EventRefused]
+// is how a registry learns of a refusal). It takes a lock of the name's
+// own and allocates nothing; like events in a row are counted in one
+// record.
 func (r *Registry) Observe(_ context.Context, e Event) {
+	if v, ok := r.entries.Load(e.Name); ok {
+		v.(*registryEntry).hear(e)
+	}
+}
+
+// hear records e, an event of the entry's guard, unless the registry keeps
+// no such events.
+func (en *registryEntry) hear(e Event) {
+	r := en.reg
 	if r.events == 0 && (r.shed == 0 || e.Kind != EventRefused) {
 		return
 	}
-	v, ok := r.entries.Load(e.Name)
-	if !ok {
-		return
-	}
-	v.(*registryEntry).record(e, r.now(), r.events)
+	en.record(e, r.now(), r.events)
 }
 
 // folds reports whether e is counted in the record last, as like events
@@ -344,7 +378,7 @@ func (en *registryEntry) notice(n int64, now, heard time.Time) time.Time {
 // snapshot reads the entry's guard and events at now; a refusal less than
 // shed before now shows.
 func (en *registryEntry) snapshot(now time.Time, shed time.Duration) Snapshot {
-	s := Snapshot{Name: en.name, Kind: en.guard.guardKind(), Health: HealthOK}
+	s := Snapshot{Name: en.name, Health: HealthOK}
 	s.Events, s.LastRefused = en.recent()
 	if c, ok := en.guard.(refusalCounter); ok {
 		s.LastRefused = en.notice(c.refusals(), now, s.LastRefused)

@@ -1,20 +1,23 @@
 package resilience
 
 import (
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// brokenGuard is a guard whose inspection panics after it set a section.
-type brokenGuard struct{}
+// brokenGuard is a guard whose inspection, after the one of Register,
+// panics after it set a section.
+type brokenGuard struct{ registered *atomic.Bool }
 
-func (brokenGuard) guardKind() string { return "broken" }
-func (brokenGuard) made() bool        { return true }
-func (brokenGuard) inspect(s *Snapshot) {
-	s.State, s.Bulkhead = "ok", &BulkheadSnapshot{Limit: 1}
-	panic("boom")
+func (g brokenGuard) Inspect(s *Snapshot) error {
+	s.Kind, s.State, s.Bulkhead = "broken", "ok", &BulkheadSnapshot{Limit: 1}
+	if g.registered.Swap(true) {
+		panic("boom")
+	}
+	return nil
 }
 
 // TestRegistrySnapshotsSurviveABrokenGuard: a guard whose inspection
@@ -23,7 +26,7 @@ func (brokenGuard) inspect(s *Snapshot) {
 func TestRegistrySnapshotsSurviveABrokenGuard(t *testing.T) {
 	reg := NewRegistry()
 	require.NoError(t, reg.Register("a", NewBulkhead(2)))
-	require.NoError(t, reg.Register("b", brokenGuard{}))
+	require.NoError(t, reg.Register("b", brokenGuard{new(atomic.Bool)}))
 	require.NoError(t, reg.Register("c", NewBreaker()))
 	want := Snapshot{Name: "b", Kind: "broken", State: "unreadable", Health: HealthCritical,
 		Err: "resilience: reading the guard panicked: boom"}

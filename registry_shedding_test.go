@@ -3,6 +3,7 @@ package resilience_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ type sheddingCase struct {
 	// registers it with add, makes it refuse at least one call, and
 	// brings it back to a state that says "ok" but for the refusal,
 	// moving clk no more than settle after the refusal.
-	refuse func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option)
+	refuse func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option)
 	settle time.Duration
 	state  string
 	health resilience.Health
@@ -41,7 +42,7 @@ func sheddingCases() []sheddingCase {
 	ctx := context.Background()
 	down := errors.New("down")
 	return []sheddingCase{
-		{"adaptive limiter, slots free", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"adaptive limiter, slots free", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			l := resilience.NewAdaptiveLimiter(resilience.WithClock(clk), resilience.WithAdaptiveInitial(8), obs[0], obs[1])
 			add(l)
 			low := resilience.WithPriority(ctx, resilience.PrioritySheddable)
@@ -57,7 +58,7 @@ func sheddingCases() []sheddingCase {
 			}
 			require.Less(t, l.InFlight(), l.Limit(), "refused with slots free")
 		}, 0, "shedding", resilience.HealthWarning, true},
-		{"adaptive throttler", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"adaptive throttler", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			th := resilience.NewAdaptiveThrottler(resilience.WithClock(clk), obs[0], obs[1],
 				resilience.WithRand(refuseAlways{}), resilience.WithThrottleWindow(time.Second))
 			add(th)
@@ -71,7 +72,7 @@ func sheddingCases() []sheddingCase {
 				require.Less(t, i, 100, "the throttle refuses nothing")
 			}
 		}, 2 * time.Second, "shedding", resilience.HealthWarning, true},
-		{"bulkhead", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"bulkhead", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			b := resilience.NewBulkhead(1, obs[0], obs[1])
 			add(b)
 			done, err := b.Enter(ctx)
@@ -80,7 +81,7 @@ func sheddingCases() []sheddingCase {
 			require.ErrorIs(t, err, resilience.ErrBulkheadFull)
 			done(nil)
 		}, 0, "shedding", resilience.HealthWarning, true},
-		{"rate limiter", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"rate limiter", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			l := resilience.NewRateLimiter(1, 1, resilience.WithClock(clk), obs[0], obs[1])
 			add(l)
 			_, err := l.Enter(ctx)
@@ -88,13 +89,13 @@ func sheddingCases() []sheddingCase {
 			_, err = l.Enter(ctx)
 			require.ErrorIs(t, err, resilience.ErrRateLimited)
 		}, time.Second, "shedding", resilience.HealthWarning, true},
-		{"keyed rate limiter", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"keyed rate limiter", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			l := resilience.NewKeyedRateLimiter[string](1, 1, resilience.WithClock(clk), obs[0], obs[1])
 			add(l)
 			require.True(t, l.Allow("ann"))
 			require.False(t, l.Allow("ann"))
 		}, time.Second, "shedding", resilience.HealthWarning, true},
-		{"retry quota", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"retry quota", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			q := resilience.NewRetryQuota(10, resilience.WithClock(clk), resilience.WithQuotaCost(10), obs[0], obs[1])
 			add(q)
 			p := resilience.Retry[int](resilience.WithBudget(q), resilience.WithAttempts(2), resilience.WithBackoff(resilience.Constant(0)))
@@ -106,7 +107,7 @@ func sheddingCases() []sheddingCase {
 				require.NoError(t, err)
 			}
 		}, 0, "shedding", resilience.HealthWarning, false},
-		{"breaker closed again", func(t *testing.T, clk *manualClock, add func(any), obs ...resilience.Option) {
+		{"breaker closed again", func(t *testing.T, clk *manualClock, add func(resilience.Inspector), obs ...resilience.Option) {
 			b := resilience.NewBreaker(resilience.WithClock(clk), obs[0], obs[1])
 			add(b)
 			b.Trip()
@@ -117,49 +118,57 @@ func sheddingCases() []sheddingCase {
 	}
 }
 
+// A guard built with no name and no observer shows them the same: Register
+// names it and sends its events to the registry.
 func TestRegistryShedding(t *testing.T) {
 	tests := sheddingCases()
-	for _, window := range []time.Duration{0, 10 * time.Second} { // 0: the default, a minute
-		for _, tc := range tests {
-			t.Run(tc.name+"/"+window.String(), func(t *testing.T) {
-				clk := newManualClock()
-				var opts []resilience.RegistryOption
-				want := time.Minute
-				if window > 0 {
-					opts, want = append(opts, resilience.WithRegistryShedding(window)), window
-				}
-				reg := resilience.NewRegistry(append(opts, resilience.WithClock(clk))...)
-				add := func(g any) { require.NoError(t, reg.Register("g", g)) }
-				tc.refuse(t, clk, add, resilience.WithName("g"), resilience.WithObserver(reg))
-				refusedAt := clk.Now()
-				clk.Add(tc.settle)
+	for _, observed := range []bool{true, false} {
+		for _, window := range []time.Duration{0, 10 * time.Second} { // 0: the default, a minute
+			for _, tc := range tests {
+				t.Run(fmt.Sprintf("%s/%v/observed=%t", tc.name, window, observed), func(t *testing.T) {
+					clk := newManualClock()
+					var opts []resilience.RegistryOption
+					want := time.Minute
+					if window > 0 {
+						opts, want = append(opts, resilience.WithRegistryShedding(window)), window
+					}
+					reg := resilience.NewRegistry(append(opts, resilience.WithClock(clk))...)
+					add := func(g resilience.Inspector) { require.NoError(t, reg.Register("g", g)) }
+					obs := []resilience.Option{resilience.WithName("g"), resilience.WithObserver(reg)}
+					if !observed {
+						obs = []resilience.Option{resilience.WithClock(clk), resilience.WithClock(clk)}
+					}
+					tc.refuse(t, clk, add, obs...)
+					refusedAt := clk.Now()
+					clk.Add(tc.settle)
 
-				for _, d := range []time.Duration{0, want - tc.settle - time.Nanosecond} {
-					clk.Add(d)
-					s, _ := reg.Snapshot("g")
-					assert.Equal(t, tc.state, s.State, "%v after the refusal", clk.Now().Sub(refusedAt))
-					assert.Equal(t, tc.health, s.Health)
-					assert.True(t, s.Shedding)
-					assert.Equal(t, refusedAt, s.LastRefused)
-				}
-				clk.Add(time.Nanosecond)
-				all := reg.Snapshots()
-				require.Len(t, all, 1)
-				s := all[0]
-				assert.Contains(t, []string{"ok", "closed"}, s.State, "%v after the refusal", want)
-				assert.Equal(t, resilience.HealthOK, s.Health)
-				assert.False(t, s.Shedding)
-				assert.Equal(t, refusedAt, s.LastRefused, "kept")
-			})
+					for _, d := range []time.Duration{0, want - tc.settle - time.Nanosecond} {
+						clk.Add(d)
+						s, _ := reg.Snapshot("g")
+						assert.Equal(t, tc.state, s.State, "%v after the refusal", clk.Now().Sub(refusedAt))
+						assert.Equal(t, tc.health, s.Health)
+						assert.True(t, s.Shedding)
+						assert.Equal(t, refusedAt, s.LastRefused)
+					}
+					clk.Add(time.Nanosecond)
+					all := reg.Snapshots()
+					require.Len(t, all, 1)
+					s := all[0]
+					assert.Contains(t, []string{"ok", "closed"}, s.State, "%v after the refusal", want)
+					assert.Equal(t, resilience.HealthOK, s.Health)
+					assert.False(t, s.Shedding)
+					assert.Equal(t, refusedAt, s.LastRefused, "kept")
+				})
+			}
 		}
 	}
 }
 
-// TestRegistrySheddingWithoutObserver: a guard that counts its refusals
-// and reports no events to the registry shows them too: from the first
-// snapshot that finds its count moved (the registry could not know
-// sooner) until WithRegistryShedding after it.
-func TestRegistrySheddingWithoutObserver(t *testing.T) {
+// TestRegistrySheddingBeforeRegister: a guard that counts its refusals
+// shows those it made before it was registered, which the registry heard
+// nothing of: from the first snapshot that finds its count moved (the
+// registry could not know sooner) until WithRegistryShedding after it.
+func TestRegistrySheddingBeforeRegister(t *testing.T) {
 	for _, tc := range sheddingCases() {
 		if !tc.counts {
 			continue
@@ -167,9 +176,10 @@ func TestRegistrySheddingWithoutObserver(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newManualClock()
 			reg := resilience.NewRegistry(resilience.WithClock(clk))
-			add := func(g any) { require.NoError(t, reg.Register("g", g)) }
-			tc.refuse(t, clk, add, resilience.WithName("g"), resilience.WithName("g"))
+			var g resilience.Inspector
+			tc.refuse(t, clk, func(x resilience.Inspector) { g = x }, resilience.WithClock(clk), resilience.WithClock(clk))
 			clk.Add(tc.settle + time.Second)
+			require.NoError(t, reg.Register("g", g))
 			noticed := clk.Now()
 			for _, d := range []time.Duration{0, time.Minute - time.Nanosecond} {
 				clk.Add(d)
@@ -204,7 +214,7 @@ func TestRegistrySheddingWithoutRing(t *testing.T) {
 		{"no ring", []resilience.RegistryOption{resilience.WithRegistryEvents(0)}, true, "shedding", true, true},
 		{"never shows", []resilience.RegistryOption{resilience.WithRegistryShedding(0)}, true, "ok", false, true},
 		{"no ring, never shows", []resilience.RegistryOption{resilience.WithRegistryEvents(0), resilience.WithRegistryShedding(0)}, true, "ok", false, true},
-		{"not reporting: its count of refusals moved", nil, false, "shedding", true, true},
+		{"registered without an observer: it reports to the registry all the same", nil, false, "shedding", true, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

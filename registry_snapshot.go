@@ -9,9 +9,13 @@ import (
 
 // Snapshot is what a [Registry] shows of one registered guard at one
 // moment: plain values, ready for a template, JSON or a metrics gauge.
-// Kind says which one of the sections is set, the others being nil:
-// "breaker", "bulkhead", "rate-limiter", "keyed-rate-limiter",
-// "retry-budget", "adaptive-limiter", "adaptive-throttler" or "hedge".
+// Kind says which one of the sections is set, the others being nil: one
+// of the Kind constants (KindBreaker, KindBulkhead, KindRateLimiter,
+// KindKeyedRateLimiter, KindRetryBudget, KindAdaptiveLimiter,
+// KindAdaptiveThrottler, KindHedge), the same as the Component of the
+// guard's events; a guard of another package (see [Inspector]) names its
+// own kind and has no section. Each kind fills its snapshot itself, in its
+// Inspect method.
 type Snapshot struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
@@ -70,88 +74,6 @@ const (
 	HealthWarning  Health = "warning"  // calls wait, are limited, shed or probe
 	HealthCritical Health = "critical" // calls are refused: an open breaker
 )
-
-// BreakerSnapshot is a [Breaker]'s section of a [Snapshot]: its
-// [BreakerMetrics], state in words.
-type BreakerSnapshot struct {
-	State               string        `json:"state"` // "closed", "open", "half-open"
-	Isolated            bool          `json:"isolated"`
-	ConsecutiveFailures int           `json:"consecutiveFailures"`
-	WindowCalls         int           `json:"windowCalls"`
-	WindowFailures      int           `json:"windowFailures"`
-	FailureRate         float64       `json:"failureRate"`
-	Probes              int           `json:"probes"`
-	Trips               int           `json:"trips"`
-	HalfOpenIn          time.Duration `json:"halfOpenIn"` // open: until half-open
-}
-
-// BulkheadSnapshot is a [Bulkhead]'s section of a [Snapshot].
-type BulkheadSnapshot struct {
-	InUse   int `json:"inUse"`
-	Limit   int `json:"limit"`
-	Waiting int `json:"waiting"`
-}
-
-// RateLimiterSnapshot is a [RateLimiter]'s section of a [Snapshot].
-// Tokens is +Inf at [RateUnlimited], which JSON cannot hold: it is
-// reported as the burst then.
-type RateLimiterSnapshot struct {
-	Tokens float64 `json:"tokens"`
-	Rate   float64 `json:"rate"` // tokens a second
-	Burst  int     `json:"burst"`
-}
-
-// KeyedRateLimiterSnapshot is a [KeyedRateLimiter]'s section of a
-// [Snapshot]: how many keys it holds, and the keys it refused most among
-// them, at most 10, the most refused first.
-type KeyedRateLimiterSnapshot struct {
-	Keys       int          `json:"keys"`
-	MaxKeys    int          `json:"maxKeys"`
-	Rate       float64      `json:"rate"`
-	Burst      int          `json:"burst"`
-	TopRefused []KeyRefusal `json:"topRefused,omitempty"`
-}
-
-// KeyRefusal is a key of a [KeyedRateLimiter], as fmt prints it, and how
-// many calls its bucket refused since the key came into the limiter's
-// table. Keys whose buckets are full again are left out: the limiter
-// drops them.
-type KeyRefusal struct {
-	Key      string `json:"key"`
-	Refusals int64  `json:"refusals"`
-}
-
-// RetryBudgetSnapshot is a [RetryBudget]'s section of a [Snapshot]. Form
-// is "quota", "throttle" or "budget", after its constructor; Tokens and
-// Capacity are in its units (tokens, or retries for a budget).
-type RetryBudgetSnapshot struct {
-	Form      string  `json:"form"`
-	Tokens    float64 `json:"tokens"`
-	Capacity  float64 `json:"capacity"`
-	Available int     `json:"available"` // RetryBudget.Available
-}
-
-// AdaptiveLimiterSnapshot is an [AdaptiveLimiter]'s section of a
-// [Snapshot].
-type AdaptiveLimiterSnapshot struct {
-	Limit    int `json:"limit"`
-	InFlight int `json:"inFlight"`
-	Queued   int `json:"queued"`
-}
-
-// AdaptiveThrottlerSnapshot is an [AdaptiveThrottler]'s section of a
-// [Snapshot]: the probability with which it refuses a call now.
-type AdaptiveThrottlerSnapshot struct {
-	Ratio float64 `json:"ratio"`
-}
-
-// HedgeSnapshot is a [Hedge]'s section of a [Snapshot]: the delay after
-// which it starts a hedge now, and the hedges its budget allows.
-type HedgeSnapshot struct {
-	Delay           time.Duration `json:"delay"`
-	Fixed           bool          `json:"fixed"` // WithHedgeDelay
-	BudgetAvailable int           `json:"budgetAvailable"`
-}
 
 // EventRecord is an [Event] as a [Registry] keeps it: in words, with the
 // time it came. Like events in a row are one record: Count of them, the

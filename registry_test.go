@@ -22,9 +22,11 @@ func TestRegistryRegister(t *testing.T) {
 	br, bh := resilience.NewBreaker(), resilience.NewBulkhead(2)
 	require.NoError(t, reg.Register("payments", br))
 	require.NoError(t, reg.Register("payments-pool", bh))
-	require.NoError(t, reg.Register("payments-again", br), "one guard under two names")
+	err := reg.Register("payments-again", br)
+	require.ErrorIs(t, err, resilience.ErrNameMismatch, "one guard under two names")
+	assert.Contains(t, err.Error(), `"payments-again" is named "payments"`)
 
-	err := reg.Register("payments", bh)
+	err = reg.Register("payments", resilience.NewBulkhead(2))
 	require.ErrorIs(t, err, resilience.ErrAlreadyRegistered)
 	assert.Contains(t, err.Error(), `"payments"`)
 
@@ -38,7 +40,8 @@ func TestRegistryRegister(t *testing.T) {
 	assert.False(t, reg.Unregister("payments"), "twice")
 	_, ok = reg.Snapshot("payments")
 	assert.False(t, ok)
-	require.NoError(t, reg.Register("payments", bh), "the name is free again")
+	require.NoError(t, reg.Register("payments", resilience.NewBulkhead(1)), "the name is free again")
+	require.NoError(t, reg.Register("payments-again", br), "the breaker's name is free again")
 
 	var names []string
 	for _, s := range reg.Snapshots() {
@@ -58,7 +61,6 @@ func TestRegistryPanics(t *testing.T) {
 		{"empty name", func() { _ = reg.Register("", resilience.NewBreaker()) }, "Registry.Register: name is empty"},
 		{"nil guard", func() { _ = reg.Register("x", nil) }, `Registry.Register: guard "x" is nil`},
 		{"nil breaker", func() { _ = reg.Register("x", nilBreaker) }, `guard "x" is a nil *resilience.Breaker`},
-		{"policy without state", func() { _ = reg.Register("x", resilience.Timeout[int](time.Second)) }, `guard "x" is a *resilience.timeout[int], which a registry cannot show`},
 		{"negative events", func() { resilience.WithRegistryEvents(-1) }, "WithRegistryEvents: n must be in [0, 10000], got -1"},
 		{"too many events", func() { resilience.WithRegistryEvents(10001) }, "WithRegistryEvents: n must be in [0, 10000], got 10001"},
 		{"negative shedding", func() { resilience.WithRegistryShedding(-time.Second) }, "WithRegistryShedding: d must not be negative, got -1s"},
@@ -85,14 +87,14 @@ func TestRegistrySnapshots(t *testing.T) {
 	fail := errors.New("down")
 	tests := []struct {
 		name  string
-		guard func() any // built and driven into the state to see
+		guard func() resilience.Inspector // built and driven into the state to see
 		want  resilience.Snapshot
 	}{
-		{"breaker closed", func() any { return resilience.NewBreaker(onMock) }, resilience.Snapshot{
+		{"breaker closed", func() resilience.Inspector { return resilience.NewBreaker(onMock) }, resilience.Snapshot{
 			Kind: "breaker", State: "closed", Health: resilience.HealthOK,
-			Breaker: &resilience.BreakerSnapshot{State: "closed"},
+			Breaker: &resilience.BreakerSnapshot{State: resilience.BreakerClosed},
 		}},
-		{"breaker open", func() any {
+		{"breaker open", func() resilience.Inspector {
 			b := resilience.NewBreaker(onMock, resilience.WithBreakerFailureRate(0.5, 4, 10))
 			for _, err := range []error{nil, fail, nil, fail} {
 				done, _ := b.Enter(ctx)
@@ -102,39 +104,39 @@ func TestRegistrySnapshots(t *testing.T) {
 			return b
 		}, resilience.Snapshot{
 			Kind: "breaker", State: "open", Health: resilience.HealthCritical,
-			Breaker: &resilience.BreakerSnapshot{State: "open", ConsecutiveFailures: 1, WindowCalls: 4, WindowFailures: 2, FailureRate: 0.5, Trips: 1, HalfOpenIn: 20 * time.Second},
+			Breaker: &resilience.BreakerSnapshot{State: resilience.BreakerOpen, ConsecutiveFailures: 1, WindowCalls: 4, WindowFailures: 2, FailureRate: 0.5, Trips: 1, HalfOpenIn: 20 * time.Second},
 		}},
-		{"breaker half-open", func() any {
+		{"breaker half-open", func() resilience.Inspector {
 			b := resilience.NewBreaker(onMock)
 			b.Trip()
 			mock.Add(30 * time.Second)
 			return b
 		}, resilience.Snapshot{
 			Kind: "breaker", State: "half-open", Health: resilience.HealthWarning,
-			Breaker: &resilience.BreakerSnapshot{State: "half-open", Trips: 1},
+			Breaker: &resilience.BreakerSnapshot{State: resilience.BreakerHalfOpen, Trips: 1},
 		}},
-		{"breaker isolated", func() any {
+		{"breaker isolated", func() resilience.Inspector {
 			b := resilience.NewBreaker(onMock)
 			b.Isolate()
 			return b
 		}, resilience.Snapshot{
 			Kind: "breaker", State: "isolated", Health: resilience.HealthCritical,
-			Breaker: &resilience.BreakerSnapshot{State: "open", Isolated: true, Trips: 1},
+			Breaker: &resilience.BreakerSnapshot{State: resilience.BreakerOpen, Isolated: true, Trips: 1},
 		}},
-		{"bulkhead full", func() any {
+		{"bulkhead full", func() resilience.Inspector {
 			b := resilience.NewBulkhead(2)
 			b.TryAcquire()
 			b.TryAcquire()
 			return b
 		}, resilience.Snapshot{
 			Kind: "bulkhead", State: "full", Health: resilience.HealthWarning,
-			Bulkhead: &resilience.BulkheadSnapshot{InUse: 2, Limit: 2},
+			Bulkhead: &resilience.BulkheadSnapshot{InFlight: 2, Limit: 2},
 		}},
-		{"bulkhead idle", func() any { return resilience.NewBulkhead(3) }, resilience.Snapshot{
+		{"bulkhead idle", func() resilience.Inspector { return resilience.NewBulkhead(3) }, resilience.Snapshot{
 			Kind: "bulkhead", State: "ok", Health: resilience.HealthOK,
 			Bulkhead: &resilience.BulkheadSnapshot{Limit: 3},
 		}},
-		{"rate limiter spent", func() any {
+		{"rate limiter spent", func() resilience.Inspector {
 			l := resilience.NewRateLimiter(10, 2, onMock)
 			l.AllowN(2)
 			mock.Add(50 * time.Millisecond)
@@ -143,7 +145,7 @@ func TestRegistrySnapshots(t *testing.T) {
 			Kind: "rate-limiter", State: "limiting", Health: resilience.HealthWarning,
 			RateLimiter: &resilience.RateLimiterSnapshot{Tokens: 0.5, Rate: 10, Burst: 2},
 		}},
-		{"rate limiter with one token", func() any {
+		{"rate limiter with one token", func() resilience.Inspector {
 			l := resilience.NewRateLimiter(4, 2, onMock)
 			l.AllowN(2)
 			mock.Add(250 * time.Millisecond)
@@ -152,11 +154,11 @@ func TestRegistrySnapshots(t *testing.T) {
 			Kind: "rate-limiter", State: "ok", Health: resilience.HealthOK,
 			RateLimiter: &resilience.RateLimiterSnapshot{Tokens: 1, Rate: 4, Burst: 2},
 		}},
-		{"rate limiter unlimited", func() any { return resilience.NewRateLimiter(resilience.RateUnlimited, 5) }, resilience.Snapshot{
+		{"rate limiter unlimited", func() resilience.Inspector { return resilience.NewRateLimiter(resilience.RateUnlimited, 5) }, resilience.Snapshot{
 			Kind: "rate-limiter", State: "ok", Health: resilience.HealthOK,
 			RateLimiter: &resilience.RateLimiterSnapshot{Tokens: 5, Rate: resilience.RateUnlimited, Burst: 5},
 		}},
-		{"keyed rate limiter", func() any {
+		{"keyed rate limiter", func() resilience.Inspector {
 			l := resilience.NewKeyedRateLimiter[string](1, 1, onMock, resilience.WithRateLimitMaxKeys(100))
 			for _, k := range []string{"ann", "bob", "bob", "cy", "cy", "cy"} {
 				l.Allow(k)
@@ -169,7 +171,7 @@ func TestRegistrySnapshots(t *testing.T) {
 				TopRefused: []resilience.KeyRefusal{{Key: "cy", Refusals: 2}, {Key: "bob", Refusals: 1}},
 			},
 		}},
-		{"keyed rate limiter full", func() any {
+		{"keyed rate limiter full", func() resilience.Inspector {
 			l := resilience.NewKeyedRateLimiter[string](1, 1, onMock, resilience.WithRateLimitMaxKeys(2))
 			for _, k := range []string{"ann", "bob", "bob"} {
 				l.Allow(k)
@@ -182,11 +184,11 @@ func TestRegistrySnapshots(t *testing.T) {
 				TopRefused: []resilience.KeyRefusal{{Key: "bob", Refusals: 1}},
 			},
 		}},
-		{"retry quota full", func() any { return resilience.NewRetryQuota(10, onMock) }, resilience.Snapshot{
+		{"retry quota full", func() resilience.Inspector { return resilience.NewRetryQuota(10, onMock) }, resilience.Snapshot{
 			Kind: "retry-budget", State: "ok", Health: resilience.HealthOK,
 			RetryBudget: &resilience.RetryBudgetSnapshot{Form: "quota", Tokens: 10, Capacity: 10, Available: 2},
 		}},
-		{"retry quota", func() any {
+		{"retry quota", func() resilience.Inspector {
 			q := resilience.NewRetryQuota(5, onMock, resilience.WithQuotaTimeoutCost(5))
 			p := resilience.Retry[int](resilience.WithBudget(q), resilience.WithAttempts(2), resilience.WithBackoff(resilience.Constant(0)))
 			_, _ = p.Execute(ctx, func(context.Context) (int, error) { return 0, fail })
@@ -195,7 +197,7 @@ func TestRegistrySnapshots(t *testing.T) {
 			Kind: "retry-budget", State: "exhausted", Health: resilience.HealthWarning,
 			RetryBudget: &resilience.RetryBudgetSnapshot{Form: "quota", Capacity: 5},
 		}},
-		{"adaptive limiter", func() any {
+		{"adaptive limiter", func() resilience.Inspector {
 			l := resilience.NewAdaptiveLimiter(onMock, resilience.WithAdaptiveInitial(8))
 			_, _ = l.Enter(ctx)
 			return l
@@ -203,11 +205,13 @@ func TestRegistrySnapshots(t *testing.T) {
 			Kind: "adaptive-limiter", State: "ok", Health: resilience.HealthOK,
 			AdaptiveLimiter: &resilience.AdaptiveLimiterSnapshot{Limit: 8, InFlight: 1},
 		}},
-		{"adaptive throttler", func() any { return resilience.NewAdaptiveThrottler(onMock) }, resilience.Snapshot{
+		{"adaptive throttler", func() resilience.Inspector { return resilience.NewAdaptiveThrottler(onMock) }, resilience.Snapshot{
 			Kind: "adaptive-throttler", State: "ok", Health: resilience.HealthOK,
 			AdaptiveThrottler: &resilience.AdaptiveThrottlerSnapshot{},
 		}},
-		{"hedge", func() any { return resilience.Hedge[int](onMock, resilience.WithHedgeDelay(40*time.Millisecond)) }, resilience.Snapshot{
+		{"hedge", func() resilience.Inspector {
+			return resilience.Hedge[int](onMock, resilience.WithHedgeDelay(40*time.Millisecond)).(resilience.Inspector)
+		}, resilience.Snapshot{
 			Kind: "hedge", State: "ok", Health: resilience.HealthOK,
 			Hedge: &resilience.HedgeSnapshot{Delay: 40 * time.Millisecond, Fixed: true, BudgetAvailable: 1},
 		}},
@@ -553,7 +557,7 @@ func TestRegistryBrokenErrorText(t *testing.T) {
 // registry's snapshots are read as before.
 func TestRegistryRefusesZeroGuards(t *testing.T) {
 	tests := []struct {
-		guard any
+		guard resilience.Inspector
 		kind  string
 	}{
 		{&resilience.Breaker{}, "breaker (*resilience.Breaker)"},

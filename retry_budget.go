@@ -54,7 +54,7 @@ const (
 	minBudgetRatio = 0.000001 // below, rounding to nine places would cost more than 0.05%
 )
 
-// Components named in the events of a budget.
+// The forms of a budget, after its constructor: RetryBudgetSnapshot.Form.
 const (
 	componentBudget   = "budget"
 	componentThrottle = "throttle"
@@ -79,6 +79,7 @@ func NewRetryBudget(ratio float64, minPerSecond int, opts ...RetryBudgetOption) 
 		checkOption(fn, o)
 		o.applyBudget(&cfg)
 	}
+	cfg.route = newRoute(KindRetryBudget, &cfg.common)
 	b := &RetryBudget{
 		perCall:  budgetUnits(ratio),
 		perRetry: budgetUnit,
@@ -110,6 +111,7 @@ func NewRetryThrottle(tokens int, ratio float64, opts ...Option) *RetryBudget {
 		checkOption(fn, o)
 		o.set(&c)
 	}
+	c.route = newRoute(KindRetryBudget, &c)
 	return newThrottle(tokens, ratio, c)
 }
 
@@ -244,7 +246,7 @@ func (b *RetryBudget) allow(ctx context.Context, attempt int, err error) (paid i
 	} else {
 		ok = b.takeFloor()
 	}
-	if b.observer != nil {
+	if b.reports() {
 		b.observeAllow(ctx, attempt, ok)
 	}
 	return paid, ok
@@ -256,7 +258,7 @@ func (b *RetryBudget) observeAllow(ctx context.Context, attempt int, ok bool) {
 	if b.exhausted.Load() != ok {
 		// No change: the last decision was the same.
 		if !ok {
-			b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+			b.observe(ctx, Event{Kind: EventRefused, Component: KindRetryBudget, Attempt: attempt, Err: ErrRetryBudgetExhausted})
 		}
 		return
 	}
@@ -275,12 +277,12 @@ func (b *RetryBudget) observeAllow(ctx context.Context, attempt int, ok bool) {
 	switch {
 	case !changed:
 	case ok:
-		b.observe(ctx, Event{Kind: EventReplenished, Component: b.kind, Attempt: attempt, Duration: since})
+		b.observe(ctx, Event{Kind: EventReplenished, Component: KindRetryBudget, Attempt: attempt, Duration: since})
 	default:
-		b.observe(ctx, Event{Kind: EventExhausted, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+		b.observe(ctx, Event{Kind: EventExhausted, Component: KindRetryBudget, Attempt: attempt, Err: ErrRetryBudgetExhausted})
 	}
 	if !ok {
-		b.observe(ctx, Event{Kind: EventRefused, Component: b.kind, Attempt: attempt, Err: ErrRetryBudgetExhausted})
+		b.observe(ctx, Event{Kind: EventRefused, Component: KindRetryBudget, Attempt: attempt, Err: ErrRetryBudgetExhausted})
 	}
 }
 

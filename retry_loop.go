@@ -6,9 +6,6 @@ import (
 	"time"
 )
 
-// componentRetry names a Retry in its events.
-const componentRetry = "retry"
-
 type retry[T any] struct {
 	retryConfig
 	retryResult func(T) bool
@@ -216,7 +213,7 @@ func (r *retry[T]) attemptFailed(ctx context.Context, attempt int, err error, re
 		r.budget.failed()
 	}
 	if r.observer != nil {
-		r.observe(ctx, Event{Kind: EventAttemptFailed, Component: componentRetry, Attempt: attempt, Err: err})
+		r.observe(ctx, Event{Kind: EventAttemptFailed, Component: KindRetry, Attempt: attempt, Err: err})
 	}
 }
 
@@ -310,7 +307,7 @@ func (r *retry[T]) fits(ctx context.Context, start time.Time, wait time.Duration
 // announce tells the observer about a retry to come.
 func (r *retry[T]) announce(ctx context.Context, attempt int, err error, wait time.Duration) {
 	if r.observer != nil {
-		r.observe(ctx, Event{Kind: EventRetry, Component: componentRetry, Attempt: attempt, Err: err, Wait: wait})
+		r.observe(ctx, Event{Kind: EventRetry, Component: KindRetry, Attempt: attempt, Err: err, Wait: wait})
 	}
 }
 
@@ -322,7 +319,7 @@ func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) bool {
 		return false
 	}
 	if r.observer != nil {
-		r.observe(ctx, Event{Kind: EventDiscarded, Component: componentRetry, Attempt: attempt})
+		r.observe(ctx, Event{Kind: EventDiscarded, Component: KindRetry, Attempt: attempt})
 	}
 	r.discard(v)
 	return true
@@ -332,14 +329,14 @@ func (r *retry[T]) drop(ctx context.Context, attempt int, v T, err error) bool {
 // attempt failed with last (nil for a rejected result).
 func (r *retry[T]) giveUp(ctx context.Context, attempt int, last, reason error) error {
 	if r.observer != nil {
-		r.observe(ctx, Event{Kind: EventGiveUp, Component: componentRetry, Attempt: attempt, Err: last, Reason: reason})
+		r.observe(ctx, Event{Kind: EventGiveUp, Component: KindRetry, Attempt: attempt, Err: last, Reason: reason})
 	}
 	return &RetryError{Attempts: attempt, Last: last, Reason: reason}
 }
 
 // callEnded reports a call's outcome to an observer that asked for it.
 func (r *retry[T]) callEnded(ctx context.Context, start time.Time, attempts int, err error) {
-	r.observe(ctx, Event{Kind: EventCallEnded, Component: componentRetry, Attempt: attempts, Err: err, Duration: r.since(start)})
+	r.observe(ctx, Event{Kind: EventCallEnded, Component: KindRetry, Attempt: attempts, Err: err, Duration: r.since(start)})
 }
 
 // retryAfter finds a RetryAfter() hint in err's chain.

@@ -23,6 +23,7 @@ func NewRetryQuota(capacity int, opts ...RetryQuotaOption) *RetryBudget {
 		checkOption(fn, o)
 		o.applyQuota(&cfg)
 	}
+	cfg.route = newRoute(KindRetryBudget, &cfg.common)
 	if q := cfg.quotaParams; q.cost > float64(capacity) {
 		panic(fmt.Sprintf("resilience: %s: a retry's cost, %v (WithQuotaCost), is more than the capacity, %d: no retry would ever be made", fn, q.cost, capacity))
 	} else if q.timeoutCost > float64(capacity) {

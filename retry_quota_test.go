@@ -244,13 +244,13 @@ func TestRetryQuotaEvents(t *testing.T) {
 	type ev = resilience.Event
 	const name = "users"
 	exhausted := func(n int) ev {
-		return ev{Kind: resilience.EventExhausted, Component: "quota", Name: name, Attempt: n, Err: resilience.ErrRetryBudgetExhausted}
+		return ev{Kind: resilience.EventExhausted, Component: resilience.KindRetryBudget, Name: name, Attempt: n, Err: resilience.ErrRetryBudgetExhausted}
 	}
 	refused := func(n int) ev {
-		return ev{Kind: resilience.EventRefused, Component: "quota", Name: name, Attempt: n, Err: resilience.ErrRetryBudgetExhausted}
+		return ev{Kind: resilience.EventRefused, Component: resilience.KindRetryBudget, Name: name, Attempt: n, Err: resilience.ErrRetryBudgetExhausted}
 	}
 	replenished := func(n int, d time.Duration) ev {
-		return ev{Kind: resilience.EventReplenished, Component: "quota", Name: name, Attempt: n, Duration: d}
+		return ev{Kind: resilience.EventReplenished, Component: resilience.KindRetryBudget, Name: name, Attempt: n, Duration: d}
 	}
 	t.Run("a shared quota, to its own observer", func(t *testing.T) {
 		log, clk := &recorder{}, newManualClock()
@@ -268,7 +268,7 @@ func TestRetryQuotaEvents(t *testing.T) {
 		attemptsPer(t, 6, p, down)
 		var got []ev
 		for _, e := range log.events {
-			if e.Component == "quota" {
+			if e.Component == resilience.KindRetryBudget {
 				got = append(got, e)
 			}
 		}
@@ -289,8 +289,8 @@ func TestSlogObserverLogsQuotaOncePerChange(t *testing.T) {
 			attemptsPer(t, 50, p, up)   // full again
 			attemptsPer(t, 20, p, down)
 			count := func(s string) int { return strings.Count(buf.String(), s) }
-			assert.Equal(t, 2, count("level=WARN msg=exhausted component=quota name=users"), buf.String())
-			assert.Equal(t, 1, count("level=INFO msg=replenished component=quota name=users"))
+			assert.Equal(t, 2, count("level=WARN msg=exhausted component=retry-budget name=users"), buf.String())
+			assert.Equal(t, 1, count("level=INFO msg=replenished component=retry-budget name=users"))
 			assert.Equal(t, 8, count("level=WARN msg=give-up"), "the calls whose attempts ran out")
 			budgetGaveUp := `msg=give-up component=retry name=users attempt=1 error=flaky reason="resilience: retry budget exhausted"`
 			refusals := 32 // 16 calls a round
@@ -298,7 +298,7 @@ func TestSlogObserverLogsQuotaOncePerChange(t *testing.T) {
 				refusals = 0
 			}
 			assert.Equal(t, refusals, count("level=DEBUG "+budgetGaveUp))
-			assert.Equal(t, refusals, count("level=DEBUG msg=refused component=quota"))
+			assert.Equal(t, refusals, count("level=DEBUG msg=refused component=retry-budget"))
 		})
 	}
 }

@@ -609,7 +609,7 @@ func TestRetryEvents(t *testing.T) {
 	for n := 1; n <= 8; n++ {
 		quotaRuns = append(quotaRuns, failed(n, errFlaky), retry(n, errFlaky, 0))
 	}
-	quotaRuns = append(quotaRuns, failed(9, errFlaky), exhausted("quota", name, 9), refused("quota", name, 9), gaveUp(9, errFlaky, resilience.ErrRetryBudgetExhausted))
+	quotaRuns = append(quotaRuns, failed(9, errFlaky), exhausted(resilience.KindRetryBudget, name, 9), refused(resilience.KindRetryBudget, name, 9), gaveUp(9, errFlaky, resilience.ErrRetryBudgetExhausted))
 	budgetLog := &recorder{}
 	tests := []struct {
 		name     string
@@ -640,7 +640,7 @@ func TestRetryEvents(t *testing.T) {
 				resilience.WithObserver(budgetLog), resilience.WithName("shared")))},
 			results: []error{errFlaky},
 			want:    []ev{failed(1, errFlaky), gaveUp(1, errFlaky, resilience.ErrRetryBudgetExhausted)},
-			budget:  []ev{exhausted("budget", "shared", 1), refused("budget", "shared", 1)}},
+			budget:  []ev{exhausted(resilience.KindRetryBudget, "shared", 1), refused(resilience.KindRetryBudget, "shared", 1)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

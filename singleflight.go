@@ -349,7 +349,7 @@ func (r *ownRun[K, T]) Run() {
 		if !finished {
 			pe := newPanicError(recover())
 			if r.s.end(&r.flight, v, pe) && r.s.observer != nil {
-				r.s.observeDetached(r.ctx, Event{Kind: EventLatePanic, Component: "singleflight", Panic: pe})
+				r.s.observeDetached(r.ctx, Event{Kind: EventLatePanic, Component: KindSingleflight, Panic: pe})
 			}
 		}
 	}()
@@ -371,9 +371,9 @@ func (r *ownRun[K, T]) discard(v T) {
 	if s.discard == nil {
 		return
 	}
-	callDiscard(r.ctx, &s.common, "singleflight", s.discard, v, true)
+	callDiscard(r.ctx, &s.common, KindSingleflight, s.discard, v, true)
 	if s.observer != nil {
-		s.observeDetached(r.ctx, Event{Kind: EventDiscarded, Component: "singleflight"})
+		s.observeDetached(r.ctx, Event{Kind: EventDiscarded, Component: KindSingleflight})
 	}
 }
 

@@ -151,11 +151,11 @@ func (t *timeout[T]) cooperate(ctx context.Context, next chain[T], fn Func[T], r
 			err = &timeoutError{err: err}
 		}
 		if ctx.Err() == nil && t.observer != nil {
-			t.observe(ctx, Event{Kind: EventTimeout, Component: "timeout", Wait: t.d})
+			t.observe(ctx, Event{Kind: EventTimeout, Component: KindTimeout, Wait: t.d})
 		}
 	}
 	if report {
-		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
+		t.observe(ctx, Event{Kind: EventCallEnded, Component: KindTimeout, Err: err, Duration: t.since(start)})
 	}
 	return v, err
 }
@@ -184,11 +184,11 @@ func (t *timeout[T]) discarded(ctx context.Context, v T, detached bool) {
 	if t.discard == nil {
 		return
 	}
-	callDiscard(ctx, &t.common, "timeout", t.discard, v, detached)
+	callDiscard(ctx, &t.common, KindTimeout, t.discard, v, detached)
 	if t.observer == nil {
 		return
 	}
-	e := Event{Kind: EventDiscarded, Component: "timeout"}
+	e := Event{Kind: EventDiscarded, Component: KindTimeout}
 	if detached {
 		t.observeDetached(ctx, e)
 		return

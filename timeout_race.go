@@ -225,10 +225,10 @@ func (t *timeout[T]) ended(ctx context.Context, start time.Time, err error, time
 		return
 	}
 	if timedOut {
-		t.observe(ctx, Event{Kind: EventTimeout, Component: "timeout", Wait: t.d})
+		t.observe(ctx, Event{Kind: EventTimeout, Component: KindTimeout, Wait: t.d})
 	}
 	if report {
-		t.observe(ctx, Event{Kind: EventCallEnded, Component: "timeout", Err: err, Duration: t.since(start)})
+		t.observe(ctx, Event{Kind: EventCallEnded, Component: KindTimeout, Err: err, Duration: t.since(start)})
 	}
 }
 
@@ -255,7 +255,7 @@ func (c *timedCall[T]) Run() {
 		pe := newPanicError(recover())
 		c.panic = pe
 		if !c.finish(w, cancel) && t.observer != nil {
-			t.observeDetached(ctx, Event{Kind: EventLatePanic, Component: "timeout", Panic: pe})
+			t.observeDetached(ctx, Event{Kind: EventLatePanic, Component: KindTimeout, Panic: pe})
 		}
 	}()
 	v, err := next(ctx, fn)

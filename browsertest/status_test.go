@@ -116,11 +116,11 @@ type liveService struct {
 func newLiveService(t *testing.T, opts ...resiliencehttp.StatusOption) *liveService {
 	reg := resilience.NewRegistry()
 	br := resilience.NewBreaker(resilience.WithName("payments"), resilience.WithObserver(reg), resilience.WithBreakerThreshold(3))
-	guards := map[string]any{
+	guards := map[string]resilience.Inspector{
 		"payments":      br,
 		"payments-pool": resilience.NewBulkhead(8),
 		"per-user":      resilience.NewKeyedRateLimiter[string](5, 5),
-		"search-hedge":  resilience.Hedge[string](resilience.WithHedgeDelay(20 * time.Millisecond)),
+		"search-hedge":  resilience.Hedge[string](resilience.WithHedgeDelay(20 * time.Millisecond)).(resilience.Inspector),
 		evilName:        resilience.NewRateLimiter(10, 10),
 	}
 	for name, g := range guards {
@@ -129,7 +129,7 @@ func newLiveService(t *testing.T, opts ...resiliencehttp.StatusOption) *liveServ
 		}
 	}
 	reg.Observe(context.Background(), resilience.Event{
-		Kind: resilience.EventRefused, Component: "ratelimiter", Name: evilName,
+		Kind: resilience.EventRefused, Component: resilience.KindRateLimiter, Name: evilName,
 		Err: errors.New(`<b onmouseover="document.title='pwned'">refused</b>`),
 	})
 	return &liveService{reg: reg, breaker: br, calls: resilience.Guarded[string](br), url: serve(t, reg, opts...)}
@@ -333,7 +333,7 @@ func sections(s resilience.Snapshot) string {
 func TestStatusPageWrapsNamesAtSeparators(t *testing.T) {
 	const long = "payments-api.eu-west-1.tenant-0123456789.reads"
 	reg := resilience.NewRegistry()
-	for name, g := range map[string]any{
+	for name, g := range map[string]resilience.Inspector{
 		long:                        resilience.NewKeyedRateLimiter[string](1, 1),
 		"checkout-adaptive-limiter": resilience.NewAdaptiveLimiter(),
 		"search_adaptive_throttler": resilience.NewAdaptiveThrottler(),

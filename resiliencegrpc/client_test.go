@@ -227,12 +227,12 @@ func TestStreamGuardFreed(t *testing.T) {
 
 	stream, err := client.Watch(context.Background(), checkReq)
 	require.NoError(t, err)
-	assert.Equal(t, 1, bh.InUse())
+	assert.Equal(t, 1, bh.InFlight())
 	_, err = stream.Recv()
 	require.NoError(t, err)
 	_, err = stream.Recv()
 	require.ErrorIs(t, err, io.EOF)
-	assert.Equal(t, 0, bh.InUse(), "freed at the end of the stream")
+	assert.Equal(t, 0, bh.InFlight(), "freed at the end of the stream")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	stream, err = client.Watch(ctx, checkReq)
@@ -244,7 +244,7 @@ func TestStreamGuardFreed(t *testing.T) {
 	cancel()
 	_, err = stream.Recv()
 	assert.Equal(t, codes.Canceled, status.Code(err))
-	assert.Equal(t, 0, bh.InUse(), "freed when the caller cancels")
+	assert.Equal(t, 0, bh.InFlight(), "freed when the caller cancels")
 }
 
 func TestClientOptionsRefused(t *testing.T) {
@@ -411,7 +411,7 @@ func TestUnaryClientPanicFreesGuard(t *testing.T) {
 				t.Error("the interceptor returned")
 			}()
 			assert.Equal(t, tc.want, <-recovered)
-			assert.Equal(t, 0, bh.InUse(), "the slot is free again")
+			assert.Equal(t, 0, bh.InFlight(), "the slot is free again")
 		})
 	}
 }
@@ -515,7 +515,7 @@ func TestStreamAbandonedFreesGuard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := cc.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, "/test.Hold/Watch")
 	require.NoError(t, err)
-	require.Equal(t, 1, bh.InUse())
+	require.Equal(t, 1, bh.InFlight())
 	cancel()
 	// The slot comes back when the stream lets it go; a bound on the wait
 	// fails the test rather than hang it.
@@ -569,5 +569,5 @@ func TestStreamOpenFails(t *testing.T) {
 		})
 	assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
 	assert.Equal(t, 3, opens, "attempts")
-	assert.Equal(t, 0, bh.InUse(), "the slot is free again")
+	assert.Equal(t, 0, bh.InFlight(), "the slot is free again")
 }

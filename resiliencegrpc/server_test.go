@@ -196,7 +196,7 @@ func TestServerPanicFreesGuard(t *testing.T) {
 	_, err := client.Check(context.Background(), checkReq)
 	assert.Equal(t, codes.Internal, status.Code(err))
 	assert.Contains(t, fmt.Sprint(err), "handler broke")
-	assert.Equal(t, 0, bh.InUse(), "the slot is free again")
+	assert.Equal(t, 0, bh.InFlight(), "the slot is free again")
 	_, err = client.Check(context.Background(), checkReq)
 	assert.NoError(t, err)
 }
@@ -284,7 +284,7 @@ func TestServerCallerLeft(t *testing.T) {
 				outcome := <-told.told
 				assert.ErrorIs(t, outcome, context.Canceled, "the outcome told to the guards")
 				assert.Equal(t, codes.Canceled, status.Code(outcome), "the outcome's status")
-				m := br.Metrics()
+				m := br.Snapshot()
 				assert.Equal(t, resilience.BreakerClosed, m.State)
 				assert.Zero(t, m.WindowCalls, "outcomes the breaker counted")
 			})

@@ -13,7 +13,7 @@ import (
 
 func ExampleStatusHandler() {
 	reg := resilience.NewRegistry()
-	payments := resilience.NewBreaker(resilience.WithName("payments"), resilience.WithObserver(reg))
+	payments := resilience.NewBreaker() // named, and heard, by Register
 	if err := reg.Register("payments", payments); err != nil {
 		panic(err)
 	}
@@ -45,10 +45,9 @@ func ExampleStatusHandler() {
 func Example_seeYourGuardsLive() {
 	admin := http.NewServeMux()
 
-	// Register each guard under a name; as its observer, the registry keeps
-	// its recent events too.
+	// Register names each guard, and the registry keeps its recent events.
 	reg := resilience.DefaultRegistry()
-	payments := resilience.NewBreaker(resilience.WithName("payments"), resilience.WithObserver(reg))
+	payments := resilience.NewBreaker()
 	if err := reg.Register("payments", payments); err != nil {
 		log.Fatal(err)
 	}

@@ -22,17 +22,17 @@ func TestTransportBulkheadHoldsUntilBodyDone(t *testing.T) {
 
 	first, err := get(t, tr, srv.URL)
 	require.NoError(t, err)
-	assert.Equal(t, 1, bh.InUse(), "the slot is held while the body is unread")
+	assert.Equal(t, 1, bh.InFlight(), "the slot is held while the body is unread")
 	_, err = get(t, tr, srv.URL)
 	assert.ErrorIs(t, err, resilience.ErrBulkheadFull)
 	assert.Equal(t, int64(1), srv.requests.Load())
 
 	readAll(t, first)
-	assert.Equal(t, 0, bh.InUse(), "the slot is freed with the body")
+	assert.Equal(t, 0, bh.InFlight(), "the slot is freed with the body")
 	resp, err := get(t, tr, srv.URL)
 	require.NoError(t, err)
 	readAll(t, resp)
-	assert.Equal(t, 0, bh.InUse())
+	assert.Equal(t, 0, bh.InFlight())
 }
 
 func TestTransportGuardOutcomes(t *testing.T) {

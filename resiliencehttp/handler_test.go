@@ -144,7 +144,7 @@ func TestHandlerPanicFreesTheSlot(t *testing.T) {
 			client := &http.Client{Transport: base(t)}
 			_, err := client.Get(srv.URL)
 			require.Error(t, err, "net/http drops the connection of a handler that panicked")
-			assert.Equal(t, 0, bh.InUse(), "the slot is free")
+			assert.Equal(t, 0, bh.InFlight(), "the slot is free")
 			told := g.told()
 			require.Len(t, told, 1)
 			var pe *resilience.PanicError
@@ -170,7 +170,7 @@ func TestHandlerGoexitFreesTheSlot(t *testing.T) {
 		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
 	}()
 	<-done
-	assert.Equal(t, 0, bh.InUse())
+	assert.Equal(t, 0, bh.InFlight())
 	told := g.told()
 	require.Len(t, told, 1)
 	var pe *resilience.PanicError
@@ -224,7 +224,7 @@ func TestHandlerLaterRefusalReleasesEarlierGuards(t *testing.T) {
 	require.NoError(t, err)
 	readAll(t, resp)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.Zero(t, bh.InUse(), "the bulkhead's slot is free")
+	assert.Zero(t, bh.InFlight(), "the bulkhead's slot is free")
 	told := g.told()
 	require.Len(t, told, 1)
 	assert.ErrorIs(t, told[0], hintError(0))
@@ -233,7 +233,7 @@ func TestHandlerLaterRefusalReleasesEarlierGuards(t *testing.T) {
 	resp, err = client.Get(srv.URL)
 	require.NoError(t, err)
 	assert.Equal(t, "served", readAll(t, resp))
-	assert.Zero(t, bh.InUse())
+	assert.Zero(t, bh.InFlight())
 }
 
 // TestHandlerOutcomeIsWhatTheClientGot: the guards are told the status the
@@ -353,7 +353,7 @@ func TestHandlerClientLeft(t *testing.T) {
 			assert.ErrorIs(t, outcome, context.Canceled, "the outcome told to the guards")
 			var se *resiliencehttp.StatusError
 			assert.False(t, errors.As(outcome, &se), "the outcome %v is a status", outcome)
-			m := br.Metrics()
+			m := br.Snapshot()
 			assert.Equal(t, resilience.BreakerClosed, m.State)
 			assert.Zero(t, m.WindowCalls, "outcomes the breaker counted")
 		})

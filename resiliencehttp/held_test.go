@@ -129,10 +129,10 @@ func TestTransportRetriedResponseReleasesGuards(t *testing.T) {
 			assert.Equal(t, time.Second, <-clk.waits)
 			if tc.toldFirst {
 				assert.Len(t, g.told(), 1, "outcomes told before the wait")
-				assert.Zero(t, bh.InUse(), "bulkhead slots held through the wait")
+				assert.Zero(t, bh.InFlight(), "bulkhead slots held through the wait")
 			} else {
 				assert.Empty(t, g.told(), "outcomes told before the wait")
-				assert.Equal(t, 1, bh.InUse(), "bulkhead slots held through the wait")
+				assert.Equal(t, 1, bh.InFlight(), "bulkhead slots held through the wait")
 			}
 			clk.Add(time.Second)
 			res := <-done
@@ -143,7 +143,7 @@ func TestTransportRetriedResponseReleasesGuards(t *testing.T) {
 			var se *resiliencehttp.StatusError
 			assert.ErrorAs(t, told[0], &se)
 			assert.NoError(t, told[1])
-			assert.Zero(t, bh.InUse())
+			assert.Zero(t, bh.InFlight())
 		})
 	}
 }

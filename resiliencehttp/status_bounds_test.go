@@ -108,7 +108,7 @@ func TestStatusHandlerBoundsTexts(t *testing.T) {
 	assert.Contains(t, body, cutKey)
 	assert.NotContains(t, body, cutKey[:63]+"k")
 	assert.Contains(t, body, cutText)
-	assert.Equal(t, 32, strings.Count(body, "<li><time>")-1, "events: the short breaker's one and 32 of the long one's")
+	assert.Equal(t, 32, strings.Count(body, "<li><time>")-2, "events: the short breaker's one, the keyed limiter's refusal, which it reports once registered, and 32 of the long one's")
 	assert.Equal(t, 1, strings.Count(body, "<form"), "a form for the breaker whose name is whole")
 }
 

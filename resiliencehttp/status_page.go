@@ -82,7 +82,7 @@ func newStatusPage(all []resilience.Snapshot, actions bool, refresh time.Duratio
 	p.Guards, p.Omitted = make([]statusRow, len(snaps)), omitted
 	for i, s := range snaps {
 		whole := bound(&s)
-		p.Guards[i] = statusRow{Snapshot: s, Details: details(s), Actions: actions && whole && s.Kind == "breaker"}
+		p.Guards[i] = statusRow{Snapshot: s, Details: details(s), Actions: actions && whole && s.Kind == resilience.KindBreaker}
 		if s.Shedding {
 			p.Guards[i].Details += "; refused calls, the last at " + s.LastRefused.Format("15:04:05")
 		}
@@ -99,7 +99,7 @@ func details(s resilience.Snapshot) string {
 		return breakerDetails(s.Breaker)
 	case s.Bulkhead != nil:
 		b := s.Bulkhead
-		return fmt.Sprintf("%d of %d in use, %d waiting", b.InUse, b.Limit, b.Waiting)
+		return fmt.Sprintf("%d of %d in flight, %d waiting", b.InFlight, b.Limit, b.Waiting)
 	case s.RateLimiter != nil:
 		l := s.RateLimiter
 		return fmt.Sprintf("%s of %d tokens, %s a second", number(l.Tokens), l.Burst, number(l.Rate))
@@ -110,7 +110,7 @@ func details(s resilience.Snapshot) string {
 		return fmt.Sprintf("%s: %s of %s, %s available", b.Form, number(b.Tokens), number(b.Capacity), plural(b.Available, "retry"))
 	case s.AdaptiveLimiter != nil:
 		l := s.AdaptiveLimiter
-		return fmt.Sprintf("limit %d, %d in flight, %d queued", l.Limit, l.InFlight, l.Queued)
+		return fmt.Sprintf("limit %d, %d in flight, %d waiting", l.Limit, l.InFlight, l.Waiting)
 	case s.AdaptiveThrottler != nil:
 		return fmt.Sprintf("refuses %s%% of calls", number(100*s.AdaptiveThrottler.Ratio))
 	case s.Hedge != nil:

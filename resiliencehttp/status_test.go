@@ -83,7 +83,7 @@ func TestStatusHandlerShowsEveryKind(t *testing.T) {
 	reg := resilience.NewRegistry()
 	open := resilience.NewBreaker(resilience.WithClock(clock.NewMock()))
 	open.Trip()
-	guards := map[string]any{
+	guards := map[string]resilience.Inspector{
 		"a-breaker":   resilience.NewBreaker(),
 		"b-open":      open,
 		"c-bulkhead":  resilience.NewBulkhead(4),
@@ -92,7 +92,7 @@ func TestStatusHandlerShowsEveryKind(t *testing.T) {
 		"f-quota":     resilience.NewRetryQuota(40),
 		"g-adaptive":  resilience.NewAdaptiveLimiter(),
 		"h-throttler": resilience.NewAdaptiveThrottler(),
-		"i-hedge":     resilience.Hedge[int](resilience.WithHedgeDelay(5 * time.Millisecond)),
+		"i-hedge":     resilience.Hedge[int](resilience.WithHedgeDelay(5 * time.Millisecond)).(resilience.Inspector),
 	}
 	for name, g := range guards {
 		require.NoError(t, reg.Register(name, g))
@@ -101,8 +101,8 @@ func TestStatusHandlerShowsEveryKind(t *testing.T) {
 	for _, want := range []string{
 		`<tr class="ok" data-name="a-breaker">`, `<span class="state ok">closed</span>`,
 		`<tr class="critical" data-name="b-open">`, `<span class="state critical">open</span>`, "half-open in 30s",
-		"0 of 4 in use, 0 waiting", "5 of 5 tokens, 10 a second", "0 of 1048576 keys",
-		"quota: 40 of 40, 8 retries available", "limit 20, 0 in flight, 0 queued",
+		"0 of 4 in flight, 0 waiting", "5 of 5 tokens, 10 a second", "0 of 1048576 keys",
+		"quota: 40 of 40, 8 retries available", "limit 20, 0 in flight, 0 waiting",
 		"refuses 0% of calls", "hedges after 5ms (fixed), 1 hedge available",
 		"9 registered: 8 ok, 0 warning, 1 critical",
 		`<noscript><meta http-equiv="refresh" content="5"></noscript>`,
@@ -169,7 +169,7 @@ func TestStatusHandlerDetails(t *testing.T) {
 	refused.Allow("k")
 	guards := []struct {
 		name  string
-		guard any
+		guard resilience.Inspector
 		want  string
 	}{
 		{"a-closed", resilience.NewBreaker(), "0 consecutive failures, 0 trips"},

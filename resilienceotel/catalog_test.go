@@ -212,7 +212,7 @@ func TestPromName(t *testing.T) {
 	}{
 		{"resilience.call.duration", "s", promHistogram, "resilience_call_duration_seconds"},
 		{"resilience.retries", "{retry}", promCounter, "resilience_retries_total"},
-		{"resilience.bulkhead.in_use", "{call}", promUpDown, "resilience_bulkhead_in_use"},
+		{"resilience.bulkhead.in_flight", "{call}", promUpDown, "resilience_bulkhead_in_flight"},
 		{"resilience.breaker.failure_ratio", "1", promGauge, "resilience_breaker_failure_ratio"},
 		{"system.cpu.utilization", "1", promGauge, "system_cpu_utilization_ratio"},
 		{"requests.total.count", "1", promCounter, "requests_count_total"},

@@ -59,7 +59,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.guard.health{health=ok,name=api}":                                        1,
 				"resilience.guard.health{health=warning,name=api}":                                   0,
 				"resilience.guard.health{health=critical,name=api}":                                  0,
-				"resilience.guard.shedding{name=api}":                                                0,
+				"resilience.guard.shedding{name=api}":                                                1, // registered, it told the registry of its refusal
 				"resilience.breaker.transitions{breaker.state=open,component=breaker,name=api}":      1,
 				"resilience.breaker.transitions{breaker.state=half_open,component=breaker,name=api}": 1,
 				"resilience.breaker.transitions{breaker.state=closed,component=breaker,name=api}":    1,
@@ -116,9 +116,9 @@ func TestComponentsEndToEnd(t *testing.T) {
 				"resilience.guard.health{health=warning,name=db}":                            1, // full
 				"resilience.guard.health{health=critical,name=db}":                           0,
 				"resilience.guard.shedding{name=db}":                                         1, // it reports to h alone; the registry counts its refusals
-				"resilience.bulkhead.in_use{name=db}":                                        1, // still held
+				"resilience.bulkhead.in_flight{name=db}":                                     1, // still held
 				"resilience.bulkhead.limit{name=db}":                                         1,
-				"resilience.bulkhead.queued{name=db}":                                        0,
+				"resilience.bulkhead.waiting{name=db}":                                       0,
 			},
 			wantEvents: []string{
 				"queue-full: resilience.refused error.message=resilience: bulkhead full resilience.component=bulkhead resilience.name=db resilience.reason=bulkhead_full",
@@ -257,7 +257,7 @@ func TestComponentsEndToEnd(t *testing.T) {
 
 // register registers g under name in a registry of its own, which h's
 // Observer reports until the test ends.
-func register(t *testing.T, h *harness, name string, g any) {
+func register(t *testing.T, h *harness, name string, g resilience.Inspector) {
 	t.Helper()
 	reg := resilience.NewRegistry()
 	require.NoError(t, reg.Register(name, g))

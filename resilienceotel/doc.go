@@ -29,8 +29,9 @@
 // There is no semantic convention for resilience yet. The names follow
 // OpenTelemetry's style: metrics under resilience.*, units in UCUM
 // (s, {call}, {retry}), attributes resilience.component (the kind of
-// component: "retry", "breaker", ...), resilience.name (from
-// resilience.WithName), resilience.outcome and resilience.reason. A retry's
+// component, a resilience.Kind constant: "retry", "breaker",
+// "rate-limiter", ...), resilience.name (from resilience.WithName, or the
+// name a guard is registered under), resilience.outcome and resilience.reason. A retry's
 // span event carries http.request.resend_count, as an HTTP client's resend
 // does. The module's README lists every metric.
 //

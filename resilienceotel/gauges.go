@@ -20,15 +20,15 @@ type gauges struct {
 	breakerState       metric.Int64ObservableGauge
 	breakerFailures    metric.Float64ObservableGauge
 	breakerConsecutive metric.Int64ObservableGauge
-	bulkheadInUse      metric.Int64ObservableUpDownCounter
+	bulkheadInFlight   metric.Int64ObservableUpDownCounter
 	bulkheadLimit      metric.Int64ObservableUpDownCounter
-	bulkheadQueued     metric.Int64ObservableUpDownCounter
+	bulkheadWaiting    metric.Int64ObservableUpDownCounter
 	limiterTokens      metric.Float64ObservableGauge
 	keyedKeys          metric.Int64ObservableUpDownCounter
 	budgetTokens       metric.Float64ObservableGauge
 	adaptiveLimit      metric.Int64ObservableUpDownCounter
 	adaptiveInFlight   metric.Int64ObservableUpDownCounter
-	adaptiveQueued     metric.Int64ObservableUpDownCounter
+	adaptiveWaiting    metric.Int64ObservableUpDownCounter
 	throttleRatio      metric.Float64ObservableGauge
 	hedgeDelay         metric.Float64ObservableGauge
 }
@@ -63,9 +63,9 @@ func newGauges(m metric.Meter) (gauges, error) {
 		"Failures among the calls of a registered breaker's failure-rate window (0 without one).")
 	g.breakerConsecutive = i64g("resilience.breaker.consecutive_failures", "{failure}",
 		"Failures in a row of a registered breaker.")
-	g.bulkheadInUse = i64u("resilience.bulkhead.in_use", "{call}", "Slots of a registered bulkhead in use.")
+	g.bulkheadInFlight = i64u("resilience.bulkhead.in_flight", "{call}", "Calls that hold a slot of a registered bulkhead.")
 	g.bulkheadLimit = i64u("resilience.bulkhead.limit", "{call}", "Slots of a registered bulkhead.")
-	g.bulkheadQueued = i64u("resilience.bulkhead.queued", "{call}", "Calls waiting for a slot of a registered bulkhead.")
+	g.bulkheadWaiting = i64u("resilience.bulkhead.waiting", "{call}", "Calls waiting for a slot of a registered bulkhead.")
 	g.limiterTokens = f64g("resilience.rate_limiter.tokens", "{token}",
 		"Tokens in a registered rate limiter's bucket (its burst when unlimited).")
 	g.keyedKeys = i64u("resilience.keyed_rate_limiter.keys", "{key}", "Keys a registered keyed rate limiter holds.")
@@ -73,7 +73,7 @@ func newGauges(m metric.Meter) (gauges, error) {
 		"Tokens of a registered retry quota, throttle or budget (retries, for a budget).")
 	g.adaptiveLimit = i64u("resilience.adaptive_limiter.limit", "{call}", "A registered adaptive limiter's current limit.")
 	g.adaptiveInFlight = i64u("resilience.adaptive_limiter.in_flight", "{call}", "Calls a registered adaptive limiter admitted that run.")
-	g.adaptiveQueued = i64u("resilience.adaptive_limiter.queued", "{call}", "Calls waiting for a registered adaptive limiter.")
+	g.adaptiveWaiting = i64u("resilience.adaptive_limiter.waiting", "{call}", "Calls waiting for a registered adaptive limiter.")
 	g.throttleRatio = f64g("resilience.adaptive_throttler.rejection_ratio", "1",
 		"The probability with which a registered adaptive throttler refuses a call.")
 	g.hedgeDelay = f64g("resilience.hedge.delay", "s", "The delay after which a registered Hedge starts a hedge.")
@@ -83,30 +83,33 @@ func newGauges(m metric.Meter) (gauges, error) {
 func (g *gauges) all() []metric.Observable {
 	return []metric.Observable{
 		g.health, g.shedding, g.breakerState, g.breakerFailures, g.breakerConsecutive,
-		g.bulkheadInUse, g.bulkheadLimit, g.bulkheadQueued,
+		g.bulkheadInFlight, g.bulkheadLimit, g.bulkheadWaiting,
 		g.limiterTokens, g.keyedKeys, g.budgetTokens,
-		g.adaptiveLimit, g.adaptiveInFlight, g.adaptiveQueued,
+		g.adaptiveLimit, g.adaptiveInFlight, g.adaptiveWaiting,
 		g.throttleRatio, g.hedgeDelay,
 	}
 }
 
-// breakerStates are a breaker's states in words as a snapshot gives them,
-// and as the attribute resilience.breaker.state says them.
-var breakerStates = [...]struct{ snapshot, attr string }{
-	{"closed", "closed"}, {"open", "open"}, {"half-open", "half_open"},
+// breakerStates are a breaker's states, and the attribute
+// resilience.breaker.state says them.
+var breakerStates = [...]struct {
+	state resilience.BreakerState
+	attr  string
+}{
+	{resilience.BreakerClosed, "closed"}, {resilience.BreakerOpen, "open"}, {resilience.BreakerHalfOpen, "half_open"},
 }
 
 // RegisterRegistry reports every guard registered in reg, read when the
 // metrics are collected: the health of each (one series per health, 1 for
 // the current one) and whether it sheds (1 if it refused a call lately: see
 // resilience.WithRegistryShedding); a breaker's state, failure ratio and failures in a
-// row; a bulkhead's slots in use, limit and queue; a rate limiter's
+// row; a bulkhead's calls in flight, limit and calls waiting; a rate limiter's
 // tokens; a keyed rate limiter's keys; a retry quota's, throttle's or
-// budget's tokens; an adaptive limiter's limit, calls in flight and queue;
+// budget's tokens; an adaptive limiter's limit, calls in flight and calls waiting;
 // an adaptive throttler's rejection ratio; a Hedge's delay. Each series
-// carries resilience.name, the name the guard is registered under (register
-// it under the name given to resilience.WithName, so that its series and
-// those of its events line up), and exists from registration on, before
+// carries resilience.name, the name the guard is registered under (the
+// name its events carry too: a guard has one name, which Register gives
+// it), and exists from registration on, before
 // any call; a guard unregistered is no longer reported. The README lists
 // the metrics.
 //
@@ -141,14 +144,14 @@ func (g *gauges) observe(obs metric.Observer, s resilience.Snapshot) {
 	case s.Breaker != nil:
 		b := s.Breaker
 		for _, st := range breakerStates {
-			obs.ObserveInt64(g.breakerState, oneIf(b.State == st.snapshot), metric.WithAttributeSet(attribute.NewSet(name, keyState.String(st.attr))))
+			obs.ObserveInt64(g.breakerState, oneIf(b.State == st.state), metric.WithAttributeSet(attribute.NewSet(name, keyState.String(st.attr))))
 		}
 		obs.ObserveFloat64(g.breakerFailures, b.FailureRate, set)
 		obs.ObserveInt64(g.breakerConsecutive, int64(b.ConsecutiveFailures), set)
 	case s.Bulkhead != nil:
-		obs.ObserveInt64(g.bulkheadInUse, int64(s.Bulkhead.InUse), set)
+		obs.ObserveInt64(g.bulkheadInFlight, int64(s.Bulkhead.InFlight), set)
 		obs.ObserveInt64(g.bulkheadLimit, int64(s.Bulkhead.Limit), set)
-		obs.ObserveInt64(g.bulkheadQueued, int64(s.Bulkhead.Waiting), set)
+		obs.ObserveInt64(g.bulkheadWaiting, int64(s.Bulkhead.Waiting), set)
 	case s.RateLimiter != nil:
 		obs.ObserveFloat64(g.limiterTokens, s.RateLimiter.Tokens, set)
 	case s.KeyedRateLimiter != nil:
@@ -158,7 +161,7 @@ func (g *gauges) observe(obs metric.Observer, s resilience.Snapshot) {
 	case s.AdaptiveLimiter != nil:
 		obs.ObserveInt64(g.adaptiveLimit, int64(s.AdaptiveLimiter.Limit), set)
 		obs.ObserveInt64(g.adaptiveInFlight, int64(s.AdaptiveLimiter.InFlight), set)
-		obs.ObserveInt64(g.adaptiveQueued, int64(s.AdaptiveLimiter.Queued), set)
+		obs.ObserveInt64(g.adaptiveWaiting, int64(s.AdaptiveLimiter.Waiting), set)
 	case s.AdaptiveThrottler != nil:
 		obs.ObserveFloat64(g.throttleRatio, s.AdaptiveThrottler.Ratio, set)
 	case s.Hedge != nil:

@@ -29,7 +29,7 @@ func TestRegistryGauges(t *testing.T) {
 	h.watch(t, reg)
 	assert.Empty(t, h.metrics(t), "an empty registry")
 
-	guards := map[string]any{
+	guards := map[string]resilience.Inspector{
 		"br":  resilience.NewBreaker(resilience.WithBreakerFailureRate(0.5, 10, 20)),
 		"bh":  resilience.NewBulkhead(4),
 		"rl":  resilience.NewRateLimiter(10, 5),
@@ -37,7 +37,7 @@ func TestRegistryGauges(t *testing.T) {
 		"rq":  resilience.NewRetryQuota(100),
 		"al":  resilience.NewAdaptiveLimiter(),
 		"at":  resilience.NewAdaptiveThrottler(),
-		"hdg": resilience.Hedge[int](resilience.WithHedgeDelay(25 * time.Millisecond)),
+		"hdg": resilience.Hedge[int](resilience.WithHedgeDelay(25 * time.Millisecond)).(resilience.Inspector),
 	}
 	for name, g := range guards {
 		require.NoError(t, reg.Register(name, g))
@@ -48,15 +48,15 @@ func TestRegistryGauges(t *testing.T) {
 		"resilience.breaker.state{breaker.state=half_open,name=br}": 0,
 		"resilience.breaker.failure_ratio{name=br}":                 0,
 		"resilience.breaker.consecutive_failures{name=br}":          0,
-		"resilience.bulkhead.in_use{name=bh}":                       0,
+		"resilience.bulkhead.in_flight{name=bh}":                    0,
 		"resilience.bulkhead.limit{name=bh}":                        4,
-		"resilience.bulkhead.queued{name=bh}":                       0,
+		"resilience.bulkhead.waiting{name=bh}":                      0,
 		"resilience.rate_limiter.tokens{name=rl}":                   5,
 		"resilience.keyed_rate_limiter.keys{name=krl}":              0,
 		"resilience.retry_budget.tokens{name=rq}":                   100,
 		"resilience.adaptive_limiter.limit{name=al}":                20,
 		"resilience.adaptive_limiter.in_flight{name=al}":            0,
-		"resilience.adaptive_limiter.queued{name=al}":               0,
+		"resilience.adaptive_limiter.waiting{name=al}":              0,
 		"resilience.adaptive_throttler.rejection_ratio{name=at}":    0,
 		"resilience.hedge.delay{name=hdg}":                          0.025,
 	}
@@ -76,7 +76,7 @@ func TestRegistryGauges(t *testing.T) {
 	got := h.metrics(t)
 	assert.Equal(t, 1.0, got["resilience.breaker.state{breaker.state=open,name=br}"])
 	assert.Equal(t, 0.0, got["resilience.breaker.state{breaker.state=closed,name=br}"])
-	assert.Equal(t, 1.0, got["resilience.bulkhead.in_use{name=bh}"])
+	assert.Equal(t, 1.0, got["resilience.bulkhead.in_flight{name=bh}"])
 	assert.Equal(t, 1.0, got[healthSeries("br", resilience.HealthCritical)])
 	assert.Equal(t, 0.0, got[healthSeries("br", resilience.HealthOK)])
 	bh.Release()
@@ -161,10 +161,10 @@ func TestRegistryGaugesShedding(t *testing.T) {
 		name string
 		// refuse builds a guard reporting with obs, registers it with add,
 		// makes it refuse a call, and lets go of what it holds.
-		refuse        func(t *testing.T, add func(any), obs ...resilience.Option)
+		refuse        func(t *testing.T, add func(resilience.Inspector), obs ...resilience.Option)
 		during, after resilience.Health
 	}{
-		{"adaptive limiter", func(t *testing.T, add func(any), obs ...resilience.Option) {
+		{"adaptive limiter", func(t *testing.T, add func(resilience.Inspector), obs ...resilience.Option) {
 			l := resilience.NewAdaptiveLimiter(resilience.WithAdaptiveInitial(8), obs[0], obs[1])
 			add(l)
 			var dones []func(error)
@@ -180,7 +180,7 @@ func TestRegistryGaugesShedding(t *testing.T) {
 				done(nil)
 			}
 		}, resilience.HealthWarning, resilience.HealthOK},
-		{"bulkhead", func(t *testing.T, add func(any), obs ...resilience.Option) {
+		{"bulkhead", func(t *testing.T, add func(resilience.Inspector), obs ...resilience.Option) {
 			b := resilience.NewBulkhead(1, obs[0], obs[1])
 			add(b)
 			require.True(t, b.TryAcquire())
@@ -188,7 +188,7 @@ func TestRegistryGaugesShedding(t *testing.T) {
 			require.ErrorIs(t, err, resilience.ErrBulkheadFull)
 			b.Release()
 		}, resilience.HealthWarning, resilience.HealthOK},
-		{"open breaker", func(t *testing.T, add func(any), obs ...resilience.Option) {
+		{"open breaker", func(t *testing.T, add func(resilience.Inspector), obs ...resilience.Option) {
 			b := resilience.NewBreaker(obs[0], obs[1])
 			add(b)
 			b.Trip()
@@ -202,7 +202,7 @@ func TestRegistryGaugesShedding(t *testing.T) {
 				h := newHarness(t)
 				reg := resilience.NewRegistry(resilience.WithRegistryShedding(10 * time.Second))
 				h.watch(t, reg)
-				add := func(g any) { require.NoError(t, reg.Register("g", g)) }
+				add := func(g resilience.Inspector) { require.NoError(t, reg.Register("g", g)) }
 				tc.refuse(t, add, resilience.WithName("g"), resilience.WithObserver(reg))
 				for _, step := range []struct {
 					wait     time.Duration

@@ -51,12 +51,12 @@ func TestRefusalOutcomes(t *testing.T) {
 			require.True(t, b.TryAcquire())
 			return b, b.Release
 		}, "bulkhead_full"},
-		{"rate limiter", "ratelimiter", func(t *testing.T, o resilience.Option) (resilience.Guard, func()) {
+		{"rate limiter", "rate-limiter", func(t *testing.T, o resilience.Option) (resilience.Guard, func()) {
 			l := resilience.NewRateLimiter(1e-6, 1, o, resilience.WithName("g"))
 			require.True(t, l.Allow())
 			return l, func() {}
 		}, "rate_limited"},
-		{"keyed rate limiter", "ratelimiter", func(t *testing.T, o resilience.Option) (resilience.Guard, func()) {
+		{"keyed rate limiter", "keyed-rate-limiter", func(t *testing.T, o resilience.Option) (resilience.Guard, func()) {
 			l := resilience.NewKeyedRateLimiter[string](1e-6, 1, o, resilience.WithName("g"))
 			require.True(t, l.Allow("k"))
 			return l.Guard(func(context.Context) string { return "k" }), func() {}

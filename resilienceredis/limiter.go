@@ -187,7 +187,7 @@ func (l *Limiter) refused(ctx context.Context, err *RefusedError) error {
 }
 
 // component is the Component of the limiter's events.
-const component = "redis-ratelimiter"
+const component = "redis-rate-limiter"
 
 // sleep waits d or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {

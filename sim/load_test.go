@@ -197,9 +197,9 @@ func (g *waitGate) enter(ctx context.Context) (any, bool) {
 
 // exit ends an admitted call; the waiters it woke are in g.woken.
 func (g *waitGate) exit(token any) {
-	q := g.l.Queued()
+	q := g.l.Waiting()
 	token.(func(error))(nil)
-	g.collect(q - g.l.Queued())
+	g.collect(q - g.l.Waiting())
 }
 
 func (g *waitGate) limit() float64 { return float64(g.l.Limit()) }

@@ -26,7 +26,7 @@ func TestTour(t *testing.T) {
 			"20 calls reached the service 24 times: 20 first attempts and the 4 retries the budget allowed",
 			"brownout (3 calls in 10 refused), the default quota: 100 requests, 143 calls, 0 failed",
 			"brownout (3 calls in 10 refused), gRPC's throttle: 100 requests, 108 calls, 25 failed",
-			"  level=WARN msg=exhausted component=quota name=service attempt=1 error=\"resilience: retry budget exhausted\"\n" +
+			"  level=WARN msg=exhausted component=retry-budget name=service attempt=1 error=\"resilience: retry budget exhausted\"\n" +
 				"outage: 20 requests, 28 calls; the last one: resilience: retry budget exhausted after 1 attempt (WithBudget or WithoutBudget changes it): service unavailable",
 			"  level=WARN msg=state-change component=breaker name=service from=closed to=open\ncall 3: service unavailable",
 			"call 4: refused at once, the service is spared (a probe may go in 80ms)",

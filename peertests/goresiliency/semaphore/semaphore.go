@@ -36,4 +36,4 @@ func (s *Semaphore) Acquire() error {
 func (s *Semaphore) Release() { s.b.Release() }
 
 // IsEmpty reports whether no ticket is taken.
-func (s *Semaphore) IsEmpty() bool { return s.b.InUse() == 0 }
+func (s *Semaphore) IsEmpty() bool { return s.b.InFlight() == 0 }
