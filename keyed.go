@@ -48,8 +48,7 @@ type Keyed[K comparable, G Guard] struct {
 
 	seed      maphash.Seed
 	keys      atomic.Int64  // guards held
-	freed     atomic.Uint64 // calls that left a guard with none in flight
-	forced    atomic.Uint64 // freed at the last sweep of a full table, plus one
+	forced    atomic.Uint64 // the freed calls at the last sweep of a full table, plus one
 	epoch     atomic.Uint64 // sweep periods so far
 	nextSweep atomic.Int64  // when the next period starts, in ns since base
 	// Calls in flight on the overflow guard, by key hash: no guard is made
@@ -63,7 +62,10 @@ type Keyed[K comparable, G Guard] struct {
 type keyedTable[K comparable, G Guard] struct {
 	mu     sync.RWMutex
 	guards map[K]*keyedEntry[G] // guarded by mu
-	_      [40]byte
+	// freed counts the calls that left a guard of this part with none in
+	// flight while the table was full.
+	freed atomic.Uint64
+	_     [32]byte
 }
 
 // keyedEntry is one key's guard.
@@ -276,6 +278,8 @@ func (k *Keyed[K, G]) insert(ctx context.Context, key K, h uint64, s *keyedTable
 	if full {
 		k.sweepFull(epoch)
 		full = k.keys.Load() >= k.maxKeys
+	} else if k.forced.Load() != 0 {
+		k.forced.Store(0) // the next time the table is full, sweepFull looks
 	}
 	var fresh *keyedEntry[G]
 	if !full && slot.Load() == 0 {
@@ -315,15 +319,17 @@ func (k *Keyed[K, G]) insert(ctx context.Context, key K, h uint64, s *keyedTable
 	return nil, nil
 }
 
-// release ends a call on key's guard e, or on the overflow guard.
+// release ends a call on key's guard e, or on the overflow guard. A call
+// that leaves a guard with none in flight in a full table is counted, for
+// sweepFull.
 func (k *Keyed[K, G]) release(key K, e *keyedEntry[G]) {
 	if e == nil {
 		k.over[k.hash(key)%keyedShards].Add(-1)
 		return
 	}
 	e.last.Store(k.epoch.Load())
-	if e.inflight.Add(-1) == 0 {
-		k.freed.Add(1)
+	if e.inflight.Add(-1) == 0 && k.keys.Load() >= k.maxKeys {
+		k.shards[k.hash(key)%keyedShards].freed.Add(1)
 	}
 }
 
@@ -348,7 +354,10 @@ func (k *Keyed[K, G]) tick() uint64 {
 // a guard with none in flight since it last looked, so that a table full
 // of busy guards costs a new key no look at all.
 func (k *Keyed[K, G]) sweepFull(epoch uint64) {
-	freed := k.freed.Load() + 1
+	freed := uint64(1)
+	for i := range k.shards {
+		freed += k.shards[i].freed.Load()
+	}
 	if last := k.forced.Load(); last == freed || !k.forced.CompareAndSwap(last, freed) {
 		return
 	}
