@@ -63,3 +63,28 @@ func collapses(sc scenario, fs []phaseFigures) []string {
 	}
 	return out
 }
+
+// TestNoisyNeighbour: ten tenants on one real server, one of them sending
+// ten times its share (tenants.go). A bulkhead per tenant, a
+// resilience.Keyed given to resiliencehttp.Handler by ByRequest, keeps the
+// nine quiet tenants' goodput at 95% or more; one bulkhead for every
+// tenant, logged beside it, lets the noisy one take a third of it. About
+// 26 s of real time, to 127.0.0.1 only; not under the race detector nor
+// with -short.
+func TestNoisyNeighbour(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("real time and real load: run without -race and -short")
+	}
+	var names []string
+	var fs []tenantFigures
+	for _, g := range tenantGuards[1:] {
+		names = append(names, g.name)
+		fs = append(fs, runTenants(g))
+	}
+	var b strings.Builder
+	writeTenants(&b, names, fs)
+	t.Log("\n" + b.String())
+	if keyed := fs[len(fs)-1]; keyed.quiet < 0.95 {
+		t.Errorf("with a bulkhead per tenant the quiet tenants' goodput is %.1f%%, want at least 95%%", 100*keyed.quiet)
+	}
+}

@@ -22,7 +22,18 @@ func main() {
 	withDrift := flag.Bool("drift", false, "also run 1.5× for 11 minutes (ours only)")
 	only := flag.String("only", "", "run only the scenarios whose name contains this")
 	oursOnly := flag.Bool("ours", false, "run the library's AdaptiveLimiter alone, and print each second")
+	tenants := flag.Bool("tenants", false, "run the noisy-neighbour check alone: ten tenants, one sending ten times its share")
 	flag.Parse()
+	if *tenants {
+		var names []string
+		var fs []tenantFigures
+		for _, g := range tenantGuards {
+			names = append(names, g.name)
+			fs = append(fs, runTenants(g))
+		}
+		writeTenants(os.Stdout, names, fs)
+		return
+	}
 	var md strings.Builder
 	fmt.Fprintf(&md, "Measured %s with %s on %d cores: %d worker slots, service time log-normal of mean %v (σ %.1f), deadline %v; phases of %v, figures from %v into each.\n\n",
 		time.Now().Format("2006-01-02"), runtime.Version(), runtime.NumCPU(), workers, service, sigma, deadline, *phase, *settle)

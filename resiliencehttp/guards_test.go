@@ -182,3 +182,56 @@ func TestTransportOpenBreaker(t *testing.T) {
 		})
 	}
 }
+
+// TestTransportOneHostDown: five hosts on 127.0.0.1, one of them down
+// (every answer a 500), called in turn 40 times each, through breakers that
+// open at 10% of failures over their last 50 calls (10 at least), or at 5
+// failures in a row (the default). With a
+// breaker per host (WithHostGuard) no call to the four others is ever
+// refused; with one breaker shared by every host (WithGuards), the down
+// host's one call in five opens it for all five. The counts are the
+// per-key guide's figures.
+func TestTransportOneHostDown(t *testing.T) {
+	newBreaker := func() *resilience.Breaker {
+		return resilience.NewBreaker(resilience.WithBreakerFailureRate(0.1, 10, 50), resilience.WithBreakerCoolDown(time.Hour))
+	}
+	tests := []struct {
+		name        string
+		opt         resiliencehttp.TransportOption
+		refusedUp   bool // some call to a host that is up is refused
+		downReached int64
+	}{
+		{"a breaker per host", resiliencehttp.WithHostGuard(func(string) resilience.Guard { return newBreaker() }), false, 5},
+		{"one breaker for every host", resiliencehttp.WithGuards(newBreaker()), true, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			down := newServer(t, statuses(500))
+			up := make([]*server, 4)
+			for i := range up {
+				up[i] = newServer(t, statuses(200))
+			}
+			tr := resiliencehttp.NewTransport(base(t), resiliencehttp.WithRetry(resilience.WithAttempts(1)), tc.opt)
+			var refused, served int
+			for range 40 {
+				if resp, err := get(t, tr, down.URL); err == nil {
+					readAll(t, resp)
+				}
+				for _, s := range up {
+					resp, err := get(t, tr, s.URL)
+					if errors.Is(err, resilience.ErrBreakerOpen) {
+						refused++
+						continue
+					}
+					require.NoError(t, err)
+					readAll(t, resp)
+					served++
+				}
+			}
+			t.Logf("%s: the four hosts up: %d of 160 calls served, %d refused; the host down reached %d times of 40",
+				tc.name, served, refused, down.requests.Load())
+			assert.Equal(t, tc.refusedUp, refused > 0)
+			assert.Equal(t, tc.downReached, down.requests.Load())
+		})
+	}
+}
