@@ -2,6 +2,7 @@ package resilience
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"sync"
@@ -74,6 +75,7 @@ type keyedEntry[G Guard] struct {
 	gate     ticketGate   // g as a ticket gate, if it is one
 	inflight atomic.Int64 // calls admitted or being asked about
 	last     atomic.Uint64
+	refused  atomic.Int64 // calls g refused
 }
 
 // NewKeyed returns a guard that gives each key of a call, which key reads
@@ -102,6 +104,7 @@ func NewKeyed[K comparable, G Guard](key func(ctx context.Context) K, newGuard f
 		period:   cfg.idle,
 		seed:     maphash.MakeSeed(),
 	}
+	k.route = newRoute(KindKeyed, &k.common)
 	k.base = k.now()
 	k.nextSweep.Store(int64(k.period))
 	var zero G
@@ -203,7 +206,7 @@ func (k *Keyed[K, G]) EnterKey(ctx context.Context, key K) (done func(err error)
 	}
 	inner, err := g.Enter(ctx)
 	if err != nil {
-		k.release(key, e)
+		k.refusedBy(key, e, err)
 		return nil, err
 	}
 	return func(err error) {
@@ -228,7 +231,7 @@ func (k *Keyed[K, G]) enter(ctx context.Context, report bool) (uint64, error) {
 	}
 	t, err := gate.enter(ctx, report)
 	if err != nil {
-		k.release(key, e)
+		k.refusedBy(key, e, err)
 	}
 	return t, err
 }
@@ -296,20 +299,17 @@ func (k *Keyed[K, G]) insert(ctx context.Context, key K, h uint64, s *keyedTable
 		s.mu.Unlock()
 		return e, nil
 	}
-	if fresh != nil && slot.Load() == 0 {
-		if k.keys.Add(1) <= k.maxKeys {
-			fresh.inflight.Store(1)
-			fresh.last.Store(epoch)
-			s.guards[key] = fresh
-			s.mu.Unlock()
-			return fresh, nil
-		}
-		k.keys.Add(-1)
+	if fresh != nil && slot.Load() == 0 && k.count() {
+		fresh.inflight.Store(1)
+		fresh.last.Store(epoch)
+		s.guards[key] = fresh
+		s.mu.Unlock()
+		return fresh, nil
 	}
 	if k.overflow == nil {
 		s.mu.Unlock()
 		k.refusedN.Add(1)
-		if k.observer != nil {
+		if k.reports() {
 			k.observe(ctx, Event{Kind: EventRefused, Component: KindKeyed, Err: ErrKeysFull})
 		}
 		return nil, ErrKeysFull
@@ -317,6 +317,31 @@ func (k *Keyed[K, G]) insert(ctx context.Context, key K, h uint64, s *keyedTable
 	slot.Add(1) // under the lock: the key's guard cannot be made meanwhile
 	s.mu.Unlock()
 	return nil, nil
+}
+
+// count counts one more guard, unless the table holds as many as it may.
+func (k *Keyed[K, G]) count() bool {
+	for {
+		n := k.keys.Load()
+		if n >= k.maxKeys {
+			return false
+		}
+		if k.keys.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// refusedBy ends a call that key's guard e, or the overflow guard,
+// refused with err, and counts the refusal for the registry.
+func (k *Keyed[K, G]) refusedBy(key K, e *keyedEntry[G], err error) {
+	if errors.Is(err, ErrRefused) {
+		k.refusedN.Add(1)
+		if e != nil {
+			e.refused.Add(1)
+		}
+	}
+	k.release(key, e)
 }
 
 // release ends a call on key's guard e, or on the overflow guard. A call

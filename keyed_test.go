@@ -273,3 +273,31 @@ func TestKeyedPanics(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { assert.PanicsWithValue(t, tc.want, tc.f) })
 	}
 }
+
+// TestKeyedInspect: a registry shows a Keyed guard with its number of keys,
+// those it keeps for their state and its most refused keys, and refuses a
+// zero one by name.
+func TestKeyedInspect(t *testing.T) {
+	k := resilience.NewKeyed(keyOf, func(string) *resilience.Breaker {
+		return resilience.NewBreaker(resilience.WithBreakerThreshold(1), resilience.WithBreakerCoolDown(time.Hour))
+	}, resilience.WithKeyedMaxKeys(100))
+	reg := resilience.NewRegistry()
+	require.NoError(t, reg.Register("shards", k))
+	p := resilience.Guarded[int](k)
+	call(t, p, "down", errFlaky)
+	for range 3 {
+		call(t, p, "down", nil) // refused: the breaker is open
+	}
+	call(t, p, "up", nil)
+	s, ok := reg.Snapshot("shards")
+	require.True(t, ok)
+	assert.Equal(t, resilience.KindKeyed, s.Kind)
+	require.NotNil(t, s.Keyed)
+	assert.Equal(t, resilience.KeyedSnapshot{Keys: 2, MaxKeys: 100, Busy: 1,
+		TopRefused: []resilience.KeyRefusal{{Key: "down", Refusals: 3}}}, *s.Keyed)
+	assert.Equal(t, "limiting", s.State)
+
+	err := reg.Register("zero", &resilience.Keyed[string, *resilience.Breaker]{})
+	require.ErrorIs(t, err, resilience.ErrZeroGuard)
+	assert.Contains(t, err.Error(), resilience.KindKeyed)
+}

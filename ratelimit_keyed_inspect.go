@@ -11,10 +11,9 @@ type KeyedRateLimiterSnapshot struct {
 	TopRefused []KeyRefusal `json:"topRefused,omitempty"`
 }
 
-// KeyRefusal is a key of a [KeyedRateLimiter], as fmt prints it, and how
-// many calls its bucket refused since the key came into the limiter's
-// table. Keys whose buckets are full again are left out: the limiter
-// drops them.
+// KeyRefusal is a key of a [KeyedRateLimiter] or a [Keyed] guard, as fmt
+// prints it, and how many calls its bucket or guard refused since the key
+// came into the table. Keys the table let go of are left out.
 type KeyRefusal struct {
 	Key      string `json:"key"`
 	Refusals int64  `json:"refusals"`

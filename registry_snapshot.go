@@ -53,6 +53,7 @@ type Snapshot struct {
 	AdaptiveLimiter   *AdaptiveLimiterSnapshot   `json:"adaptiveLimiter,omitempty"`
 	AdaptiveThrottler *AdaptiveThrottlerSnapshot `json:"adaptiveThrottler,omitempty"`
 	Hedge             *HedgeSnapshot             `json:"hedge,omitempty"`
+	Keyed             *KeyedSnapshot             `json:"keyed,omitempty"`
 
 	// Err says why the guard could not be read, when State is
 	// "unreadable": what its inspection panicked with. No guard of the

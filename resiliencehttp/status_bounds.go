@@ -81,6 +81,11 @@ func bound(s *resilience.Snapshot) (nameWhole bool) {
 			k.TopRefused[i].Key = cut(k.TopRefused[i].Key, maxKeyShown)
 		}
 	}
+	if k := s.Keyed; k != nil {
+		for i := range k.TopRefused {
+			k.TopRefused[i].Key = cut(k.TopRefused[i].Key, maxKeyShown)
+		}
+	}
 	s.Events = s.Events[:min(len(s.Events), maxEventsShown)]
 	for i := range s.Events {
 		e := &s.Events[i]

@@ -104,7 +104,11 @@ func details(s resilience.Snapshot) string {
 		l := s.RateLimiter
 		return fmt.Sprintf("%s of %d tokens, %s a second", number(l.Tokens), l.Burst, number(l.Rate))
 	case s.KeyedRateLimiter != nil:
-		return keyedDetails(s.KeyedRateLimiter)
+		k := s.KeyedRateLimiter
+		return withTopRefused(fmt.Sprintf("%d of %d keys, each %s tokens a second, burst %d", k.Keys, k.MaxKeys, number(k.Rate), k.Burst), k.TopRefused)
+	case s.Keyed != nil:
+		k := s.Keyed
+		return withTopRefused(fmt.Sprintf("%d of %d keys, %d kept for their state", k.Keys, k.MaxKeys, k.Busy), k.TopRefused)
 	case s.RetryBudget != nil:
 		b := s.RetryBudget
 		return fmt.Sprintf("%s: %s of %s, %s available", b.Form, number(b.Tokens), number(b.Capacity), plural(b.Available, "retry"))
@@ -141,13 +145,13 @@ func breakerDetails(b *resilience.BreakerSnapshot) string {
 	return strings.Join(append(parts, plural(b.Trips, "trip")), ", ")
 }
 
-func keyedDetails(k *resilience.KeyedRateLimiterSnapshot) string {
-	out := fmt.Sprintf("%d of %d keys, each %s tokens a second, burst %d", k.Keys, k.MaxKeys, number(k.Rate), k.Burst)
-	if len(k.TopRefused) == 0 {
+// withTopRefused adds a keyed guard's most refused keys to out.
+func withTopRefused(out string, refused []resilience.KeyRefusal) string {
+	if len(refused) == 0 {
 		return out
 	}
-	top := make([]string, len(k.TopRefused))
-	for i, kr := range k.TopRefused {
+	top := make([]string, len(refused))
+	for i, kr := range refused {
 		top[i] = kr.Key + " (" + strconv.FormatInt(kr.Refusals, 10) + ")"
 	}
 	return out + "; most refused: " + strings.Join(top, ", ")

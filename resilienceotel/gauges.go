@@ -25,6 +25,8 @@ type gauges struct {
 	bulkheadWaiting    metric.Int64ObservableUpDownCounter
 	limiterTokens      metric.Float64ObservableGauge
 	keyedKeys          metric.Int64ObservableUpDownCounter
+	guardKeys          metric.Int64ObservableUpDownCounter
+	guardKeysBusy      metric.Int64ObservableUpDownCounter
 	budgetTokens       metric.Float64ObservableGauge
 	adaptiveLimit      metric.Int64ObservableUpDownCounter
 	adaptiveInFlight   metric.Int64ObservableUpDownCounter
@@ -69,6 +71,9 @@ func newGauges(m metric.Meter) (gauges, error) {
 	g.limiterTokens = f64g("resilience.rate_limiter.tokens", "{token}",
 		"Tokens in a registered rate limiter's bucket (its burst when unlimited).")
 	g.keyedKeys = i64u("resilience.keyed_rate_limiter.keys", "{key}", "Keys a registered keyed rate limiter holds.")
+	g.guardKeys = i64u("resilience.keyed.keys", "{key}", "Keys whose guards a registered Keyed guard holds.")
+	g.guardKeysBusy = i64u("resilience.keyed.busy", "{key}",
+		"Keys of a registered Keyed guard whose guards it keeps for their state: a call in flight, a breaker not closed.")
 	g.budgetTokens = f64g("resilience.retry_budget.tokens", "{token}",
 		"Tokens of a registered retry quota, throttle or budget (retries, for a budget).")
 	g.adaptiveLimit = i64u("resilience.adaptive_limiter.limit", "{call}", "A registered adaptive limiter's current limit.")
@@ -84,7 +89,7 @@ func (g *gauges) all() []metric.Observable {
 	return []metric.Observable{
 		g.health, g.shedding, g.breakerState, g.breakerFailures, g.breakerConsecutive,
 		g.bulkheadInFlight, g.bulkheadLimit, g.bulkheadWaiting,
-		g.limiterTokens, g.keyedKeys, g.budgetTokens,
+		g.limiterTokens, g.keyedKeys, g.guardKeys, g.guardKeysBusy, g.budgetTokens,
 		g.adaptiveLimit, g.adaptiveInFlight, g.adaptiveWaiting,
 		g.throttleRatio, g.hedgeDelay,
 	}
@@ -156,6 +161,9 @@ func (g *gauges) observe(obs metric.Observer, s resilience.Snapshot) {
 		obs.ObserveFloat64(g.limiterTokens, s.RateLimiter.Tokens, set)
 	case s.KeyedRateLimiter != nil:
 		obs.ObserveInt64(g.keyedKeys, int64(s.KeyedRateLimiter.Keys), set)
+	case s.Keyed != nil: // one series per guard, none per key
+		obs.ObserveInt64(g.guardKeys, int64(s.Keyed.Keys), set)
+		obs.ObserveInt64(g.guardKeysBusy, int64(s.Keyed.Busy), set)
 	case s.RetryBudget != nil:
 		obs.ObserveFloat64(g.budgetTokens, s.RetryBudget.Tokens, set)
 	case s.AdaptiveLimiter != nil:
