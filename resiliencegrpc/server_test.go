@@ -291,3 +291,25 @@ func TestServerCallerLeft(t *testing.T) {
 		}
 	}
 }
+
+// TestServerKeyedGuard: a resilience.Keyed bulkhead per tenant, keyed by
+// the incoming metadata with KeyFromMetadata, in front of a real gRPC server: a
+// tenant whose bulkhead is full is refused, another is served.
+func TestServerKeyedGuard(t *testing.T) {
+	tenants := resilience.NewKeyed(resiliencegrpc.KeyFromMetadata("x-tenant"),
+		func(string) *resilience.Bulkhead { return resilience.NewBulkhead(1) })
+	done, err := tenants.EnterKey(context.Background(), "noisy") // the noisy tenant's one slot is taken
+	require.NoError(t, err)
+	defer done(nil)
+	srv := &scripted{script: []step{{}}}
+	cc := serve(t, srv, []grpc.ServerOption{grpc.UnaryInterceptor(resiliencegrpc.UnaryServerInterceptor(resiliencegrpc.WithServerGuards(tenants)))})
+	for _, tc := range []struct {
+		tenant string
+		want   codes.Code
+	}{{"noisy", codes.ResourceExhausted}, {"quiet", codes.OK}} {
+		ctx := metadata.AppendToOutgoingContext(context.Background(), "x-tenant", tc.tenant)
+		_, err := healthpb.NewHealthClient(cc).Check(ctx, checkReq)
+		assert.Equal(t, tc.want, status.Code(err), "tenant %q: %v", tc.tenant, err)
+	}
+	assert.Equal(t, 2, tenants.Len())
+}
