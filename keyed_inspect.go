@@ -45,13 +45,7 @@ func (k *Keyed[K, G]) Inspect(s *Snapshot) error {
 	}
 	slices.SortFunc(ks.TopRefused, func(a, b KeyRefusal) int { return cmp.Compare(b.Refusals, a.Refusals) })
 	ks.TopRefused = ks.TopRefused[:min(len(ks.TopRefused), keyedTopShown)]
-	s.State, s.Keyed = "ok", ks
-	switch {
-	case ks.Keys >= ks.MaxKeys:
-		s.State, s.Health = "full", HealthCritical
-	case len(ks.TopRefused) > 0:
-		s.State, s.Health = "limiting", HealthWarning
-	}
-	s.shed()
+	s.Keyed = ks
+	s.keyedState(ks.Keys, ks.MaxKeys, len(ks.TopRefused) > 0)
 	return nil
 }

@@ -33,13 +33,21 @@ func (l *KeyedRateLimiter[K]) Inspect(s *Snapshot) error {
 		Keys: l.Len(), MaxKeys: int(l.maxKeys), Rate: l.Rate(), Burst: l.Burst(),
 		TopRefused: l.topRefused(keyedTopShown),
 	}
-	s.State, s.KeyedRateLimiter = "ok", ks
+	s.KeyedRateLimiter = ks
+	s.keyedState(ks.Keys, ks.MaxKeys, len(ks.TopRefused) > 0)
+	return nil
+}
+
+// keyedState sets the state of a keyed guard holding keys of maxKeys keys,
+// some of which were refused: "full" (critical), "limiting" (a warning),
+// "shedding" if it refused calls lately, or "ok".
+func (s *Snapshot) keyedState(keys, maxKeys int, refused bool) {
+	s.State = "ok"
 	switch {
-	case ks.Keys >= ks.MaxKeys:
+	case keys >= maxKeys:
 		s.State, s.Health = "full", HealthCritical
-	case len(ks.TopRefused) > 0:
+	case refused:
 		s.State, s.Health = "limiting", HealthWarning
 	}
 	s.shed()
-	return nil
 }
