@@ -66,7 +66,7 @@ func TestExporterNames(t *testing.T) {
 	}
 	// And a guard of every kind a registry holds.
 	reg := resilience.NewRegistry()
-	for name, g := range map[string]any{
+	for name, g := range map[string]resilience.Inspector{
 		"br":  resilience.NewBreaker(),
 		"bh":  resilience.NewBulkhead(4),
 		"rl":  resilience.NewRateLimiter(10, 5),
@@ -74,7 +74,9 @@ func TestExporterNames(t *testing.T) {
 		"rq":  resilience.NewRetryQuota(100),
 		"al":  resilience.NewAdaptiveLimiter(),
 		"at":  resilience.NewAdaptiveThrottler(),
-		"hdg": resilience.Hedge[int](resilience.WithHedgeDelay(time.Millisecond)),
+		"hdg": resilience.Hedge[int](resilience.WithHedgeDelay(time.Millisecond)).(resilience.Inspector),
+		"kg": resilience.NewKeyed(func(context.Context) string { return "" },
+			func(string) *resilience.Breaker { return resilience.NewBreaker() }),
 	} {
 		if err := reg.Register(name, g); err != nil {
 			t.Fatal(err)
