@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/faf87a20/resilience"
@@ -136,7 +135,11 @@ func WithRetryOptions(opts ...resilience.RetryOption) ClientOption {
 // WithClientGuard puts a guard (a [resilience.Breaker], a
 // [resilience.Bulkhead], a rate limiter) in front of every attempt, one
 // guard per method or per target as scope says, made by newGuard the
-// first time its key is seen. Guards are applied in the order given,
+// first time its key is seen, and kept as a [resilience.Keyed] keeps them:
+// at most 10,000 keys, a key's guard let go of once idle for 5 minutes if
+// it rests, never while its breaker is open or a call is in flight; a new
+// key while every guard held is busy goes without this guard. It panics
+// when an attempt finds newGuard returned nil. Guards are applied in the order given,
 // inside the retries, so that a breaker records every attempt. An open
 // breaker's refusal ends the call at once, unless the backoff would wait
 // out its cool-down anyway; resilience.WithWaitForBreaker, given to
@@ -178,7 +181,7 @@ type client struct {
 	cfg            clientConfig
 	retries        [maxAttempts + 1]resilience.Policy[struct{}] // by attempts; 0 unused
 	attemptTimeout resilience.Policy[struct{}]                  // nil: none
-	guards         sync.Map                                     // guardKey → resilience.Guard
+	guards         []*resilience.Keyed[string, resilience.Guard] // one per WithClientGuard, by method or target
 }
 
 // retry returns the retry of a call: the interceptor's, or the one of the
@@ -204,7 +207,7 @@ func newClient(opts []ClientOption) *client {
 	if cfg.backoff == nil {
 		cfg.backoff = DefaultBackoff()
 	}
-	c := &client{cfg: cfg}
+	c := &client{cfg: cfg, guards: keyedGuards(cfg.guards)}
 	var common []resilience.RetryQuotaOption // the observer, name and clock of the retries
 	var timeoutOpts []resilience.TimeoutOption
 	if cfg.clock != nil {
@@ -260,32 +263,58 @@ func (c *client) retryable(err error) bool {
 	return c.cfg.codes[status.Code(err)]
 }
 
-// guardsFor returns the guards of a call, made on first use.
+// guardsFor returns the guards of a call: each WithClientGuard's guard of
+// its method or target, made on first use.
 func (c *client) guardsFor(method, target string) []resilience.Guard {
-	if len(c.cfg.guards) == 0 {
+	if len(c.guards) == 0 {
 		return nil
 	}
-	gs := make([]resilience.Guard, len(c.cfg.guards))
-	for i, g := range c.cfg.guards {
+	gs := make([]resilience.Guard, len(c.guards))
+	for i, k := range c.guards {
 		key := method
-		if g.scope == PerTarget {
+		if c.cfg.guards[i].scope == PerTarget {
 			key = target
 		}
-		k := guardKey{i, key}
-		if v, ok := c.guards.Load(k); ok {
-			gs[i] = v.(resilience.Guard)
-			continue
-		}
-		v, _ := c.guards.LoadOrStore(k, g.make(key))
-		gs[i] = v.(resilience.Guard)
+		gs[i] = keyedGuard{k, key}
 	}
 	return gs
 }
 
-type guardKey struct {
-	index int
-	key   string
+// keyedGuards returns a resilience.Keyed for each WithClientGuard, which
+// keeps a method's or target's guard as long as it holds state (an open
+// breaker, a call in flight) and lets idle ones go; a new key while all
+// it holds are busy goes without that guard rather than be refused.
+func keyedGuards(guards []clientGuard) []*resilience.Keyed[string, resilience.Guard] {
+	var ks []*resilience.Keyed[string, resilience.Guard]
+	for _, g := range guards {
+		newGuard := func(key string) resilience.Guard {
+			gd := g.make(key)
+			if gd == nil {
+				panic("resiliencegrpc: WithClientGuard: newGuard returned nil for " + key)
+			}
+			return gd
+		}
+		ks = append(ks, resilience.NewKeyed(noKey, newGuard, resilience.WithKeyedOverflow(unguarded{})))
+	}
+	return ks
 }
+
+// noKey is the key function of the client's Keyed guards, which are asked
+// with EnterKey alone.
+func noKey(context.Context) string { return "" }
+
+// keyedGuard is the guard of one key of a Keyed.
+type keyedGuard struct {
+	k   *resilience.Keyed[string, resilience.Guard]
+	key string
+}
+
+func (g keyedGuard) Enter(ctx context.Context) (func(error), error) { return g.k.EnterKey(ctx, g.key) }
+
+// unguarded admits every call: the overflow of the client's Keyed guards.
+type unguarded struct{}
+
+func (unguarded) Enter(context.Context) (func(error), error) { return func(error) {}, nil }
 
 // UnaryClientInterceptor returns an interceptor that retries unary calls
 // that fail with a retryable code (UNAVAILABLE by default), waiting as the
