@@ -135,16 +135,17 @@ func WithRetryOptions(opts ...resilience.RetryOption) ClientOption {
 // WithClientGuard puts a guard (a [resilience.Breaker], a
 // [resilience.Bulkhead], a rate limiter) in front of every attempt, one
 // guard per method or per target as scope says, made by newGuard the
-// first time its key is seen, and kept as a [resilience.Keyed] keeps them:
-// at most 10,000 keys, a key's guard let go of once idle for 5 minutes if
-// it rests, never while its breaker is open or a call is in flight; a new
-// key while every guard held is busy goes without this guard. It panics
-// when an attempt finds newGuard returned nil. Guards are applied in the order given,
+// first time its key is seen. Guards are applied in the order given,
 // inside the retries, so that a breaker records every attempt. An open
 // breaker's refusal ends the call at once, unless the backoff would wait
 // out its cool-down anyway; resilience.WithWaitForBreaker, given to
-// [WithRetryOptions], makes the retry wait for its hint instead. It panics
-// if newGuard is nil.
+// [WithRetryOptions], makes the retry wait for its hint instead.
+//
+// The guards are kept as a [resilience.Keyed] keeps them: at most 10,000
+// keys, a key's guard let go of once idle for 5 minutes if it rests, never
+// while its breaker is open or a call is in flight; a new key while every
+// guard held is busy goes without this guard. It panics if newGuard is
+// nil, and an attempt panics if newGuard returns nil.
 func WithClientGuard(scope Scope, newGuard func(key string) resilience.Guard) ClientOption {
 	if newGuard == nil {
 		panic("resiliencegrpc: WithClientGuard: newGuard is nil")
@@ -179,8 +180,8 @@ func WithStreamBuffer(n int) ClientOption {
 // client is what the interceptors share: the retries and the guards.
 type client struct {
 	cfg            clientConfig
-	retries        [maxAttempts + 1]resilience.Policy[struct{}] // by attempts; 0 unused
-	attemptTimeout resilience.Policy[struct{}]                  // nil: none
+	retries        [maxAttempts + 1]resilience.Policy[struct{}]  // by attempts; 0 unused
+	attemptTimeout resilience.Policy[struct{}]                   // nil: none
 	guards         []*resilience.Keyed[string, resilience.Guard] // one per WithClientGuard, by method or target
 }
 
