@@ -278,23 +278,7 @@ func TestAdaptiveLimiterSamples(t *testing.T) {
 				opts = append(opts, resilience.WithObserver(rec))
 			}
 			l := resilience.NewAdaptiveLimiter(opts...)
-			for range 100 { // rounds of 10 calls at once, 10ms each: the first probe (520ms), then windows
-				ctx, cancel := context.WithCancel(context.Background())
-				var dones []func(error)
-				for range 10 {
-					done, err := l.Enter(ctx)
-					require.NoError(t, err)
-					dones = append(dones, done)
-				}
-				clk.Add(10 * time.Millisecond)
-				if tc.cancelled {
-					cancel()
-				}
-				for _, done := range dones {
-					done(tc.err)
-				}
-				cancel()
-			}
+			limiterRounds(t, l, clk, tc.err, tc.cancelled, false)
 			if !tc.rises {
 				assert.Empty(t, rec.take())
 				assert.Equal(t, 20, l.Limit())
@@ -1212,5 +1196,34 @@ func TestAdaptiveLimiterWaitPriorityClamped(t *testing.T) {
 				assert.Equal(t, tc.wantWait, err == nil, "Enter = %v", err)
 			})
 		})
+	}
+}
+
+// limiterRounds makes 100 rounds of 10 calls at once through l, each
+// taking 10ms on clk and ending with err: the first probe (520ms), then
+// windows. With cancelled, the caller cancels each call before it ends;
+// with refusable, a call the limiter refuses (a limit cut below 10) is
+// left out, else a refusal fails the test.
+func limiterRounds(t *testing.T, l *resilience.AdaptiveLimiter, clk *resilience.ManualClock, err error, cancelled, refusable bool) {
+	t.Helper()
+	for range 100 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var dones []func(error)
+		for range 10 {
+			done, enterErr := l.Enter(ctx)
+			if refusable && errors.Is(enterErr, resilience.ErrLimitExceeded) {
+				continue
+			}
+			require.NoError(t, enterErr)
+			dones = append(dones, done)
+		}
+		clk.Add(10 * time.Millisecond)
+		if cancelled {
+			cancel()
+		}
+		for _, done := range dones {
+			done(err)
+		}
+		cancel()
 	}
 }

@@ -233,26 +233,7 @@ func TestAdaptiveLimiterDefaultClassifier(t *testing.T) {
 				opts = append(opts, resilience.WithAdaptiveClassifier(tc.classifier))
 			}
 			l := resilience.NewAdaptiveLimiter(opts...)
-			for range 100 {
-				ctx, cancel := context.WithCancel(context.Background())
-				var dones []func(error)
-				for range 10 {
-					done, err := l.Enter(ctx)
-					if errors.Is(err, resilience.ErrLimitExceeded) {
-						continue // a limit cut below 10
-					}
-					require.NoError(t, err)
-					dones = append(dones, done)
-				}
-				clk.Add(10 * time.Millisecond)
-				if tc.cancelled {
-					cancel()
-				}
-				for _, done := range dones {
-					done(tc.err)
-				}
-				cancel()
-			}
+			limiterRounds(t, l, clk, tc.err, tc.cancelled, true)
 			switch tc.want {
 			case "up":
 				assert.Greater(t, l.Limit(), 20)

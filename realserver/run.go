@@ -151,7 +151,7 @@ func run(sc scenario, ct contender) []bucket {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res, lat := send(client, srv.URL, sc.deadline)
+				res, lat := send(client, srv.URL, sc.deadline, "")
 				mu.Lock()
 				b := &buckets[i]
 				b.offered++
@@ -186,13 +186,17 @@ const (
 	sentFailed
 )
 
-// send makes one request with deadline d and says how it ended.
-func send(c *http.Client, url string, d time.Duration) (sent, time.Duration) {
+// send makes one request with deadline d, as tenant if it is not "", and
+// says how it ended.
+func send(c *http.Client, url string, d time.Duration, tenant string) (sent, time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return sentFailed, 0
+	}
+	if tenant != "" {
+		req.Header.Set(tenantHeader, tenant)
 	}
 	t := time.Now()
 	resp, err := c.Do(req)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -87,7 +86,8 @@ func runTenants(g tenantGuard) tenantFigures {
 				time.Sleep(time.Until(next))
 				counted := next.Sub(start) >= tenantSettle
 				sends.Go(func() {
-					ok, lat := sendAs(client, srv.URL, tenant)
+					res, lat := send(client, srv.URL, deadline, strconv.Itoa(tenant))
+					ok := res == sentGood
 					if !counted {
 						return
 					}
@@ -115,26 +115,6 @@ func runTenants(g tenantGuard) tenantFigures {
 	f.noisy = float64(good[0]) / float64(max(offered[0], 1))
 	f.quietP99 = quantile(quietLat, 0.99)
 	return f
-}
-
-// sendAs makes one request as tenant, with the scenario's deadline, and
-// reports whether it was answered 200 in time.
-func sendAs(c *http.Client, url string, tenant int) (bool, time.Duration) {
-	req, err := http.NewRequest(http.MethodGet, url, nil)
-	if err != nil {
-		return false, 0
-	}
-	req.Header.Set(tenantHeader, strconv.Itoa(tenant))
-	t := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
-	defer cancel()
-	resp, err := c.Do(req.WithContext(ctx))
-	if err != nil {
-		return false, time.Since(t)
-	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return err == nil && resp.StatusCode == http.StatusOK, time.Since(t)
 }
 
 // writeTenants writes the noisy-neighbour table.
