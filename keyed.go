@@ -210,8 +210,8 @@ func (k *Keyed[K, G]) EnterKey(ctx context.Context, key K) (done func(err error)
 		return nil, err
 	}
 	return func(err error) {
+		defer k.release(key, e) // also when the guard's classifier panics
 		inner(err)
-		k.release(key, e)
 	}, nil
 }
 
@@ -238,7 +238,9 @@ func (k *Keyed[K, G]) enter(ctx context.Context, report bool) (uint64, error) {
 
 // exit finds the guard the call began with: its key's guard, which is not
 // let go of while the call is in flight, or, if there is none, the
-// overflow guard, since no guard is made for its key meanwhile.
+// overflow guard, since no guard is made for its key meanwhile. The call
+// ends on it also when the guard's exit panics (a classifier's panic goes
+// on through the call).
 func (k *Keyed[K, G]) exit(ctx context.Context, ticket uint64, err error, report bool) {
 	key := k.key(ctx)
 	s := &k.shards[k.hash(key)%keyedShards]
@@ -249,8 +251,8 @@ func (k *Keyed[K, G]) exit(ctx context.Context, ticket uint64, err error, report
 	if e != nil {
 		gate = e.gate
 	}
+	defer k.release(key, e)
 	gate.exit(ctx, ticket, err, report)
-	k.release(key, e)
 }
 
 func (k *Keyed[K, G]) reportsOutcomes() bool { return false }

@@ -301,3 +301,24 @@ func TestKeyedInspect(t *testing.T) {
 	require.ErrorIs(t, err, resilience.ErrZeroGuard)
 	assert.Contains(t, err.Error(), resilience.KindKeyed)
 }
+
+// TestKeyedClassifierPanics: a key's breaker whose classifier panics lets
+// the panic go on through the call, and the call still ends on the Keyed:
+// the key's guard has no call in flight and goes once idle.
+func TestKeyedClassifierPanics(t *testing.T) {
+	clk := newManualClock()
+	k := resilience.NewKeyed(keyOf, func(string) *resilience.Breaker {
+		return resilience.NewBreaker(resilience.WithClock(clk), resilience.WithBreakerClassifier(func(error) resilience.Outcome { panic("classifier") }))
+	}, resilience.WithKeyedIdle(time.Minute), resilience.WithClock(clk))
+	p := resilience.Guarded[int](k)
+	assert.PanicsWithValue(t, "classifier", func() { call(t, p, "k", errFlaky) })
+	s := resilience.Snapshot{}
+	require.NoError(t, k.Inspect(&s))
+	assert.Equal(t, 0, s.Keyed.Busy, "no call in flight on the key's guard")
+	for i := range 3 {
+		clk.Add(time.Minute)
+		call(t, p, fmt.Sprint("new", i), nil)
+	}
+	_, ok := k.Lookup("k")
+	assert.False(t, ok, "the key's guard went once idle")
+}
